@@ -1,0 +1,116 @@
+#pragma once
+/// \file measure.hpp
+/// How a candidate is timed: the measurement policy, the pluggable measurer interface, a host
+/// measurer (steady clock) and a simulated measurer for deterministic tests.
+
+#include <tunekit/config.hpp>
+#include <tunekit/detail/function_ref.hpp>
+#include <tunekit/key.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tunekit {
+
+/// How the timed runs of a candidate are reduced to its score.
+enum class statistic { mean, median, min };
+[[nodiscard]] std::string_view to_string(statistic s) noexcept;
+
+/// Runs per candidate. The defaults are the seed's: 5 warmup runs, 10 timed runs, mean.
+struct measure_policy {
+  int warmup = 5;
+  int runs = 10;
+  statistic stat = statistic::mean;
+  friend bool operator==(const measure_policy &, const measure_policy &) = default;
+};
+
+/// Summary of a candidate's timed runs, in milliseconds.
+struct sample_stats {
+  double mean = 0;
+  double median = 0;
+  double min = 0;
+  double max = 0;
+  double stddev = 0;
+  /// The value the policy's statistic selects.
+  [[nodiscard]] double score(statistic s) const noexcept;
+};
+
+/// Summarises timed runs; throws `tunekit::error` on an empty list or a non-finite or negative
+/// sample.
+[[nodiscard]] sample_stats summarize(const std::vector<double> &samples_ms);
+
+/// What a measurer is told about the candidate it times.
+struct candidate_info {
+  std::string_view tuner;
+  const tunekit::key &key;
+  const tunekit::config &config;
+  std::size_t index; ///< position in the list being measured
+  std::size_t count; ///< length of that list
+};
+
+/// Times one candidate. `run` performs one call of the tuned function with the candidate's config;
+/// the measurer calls it `policy.warmup` times, then `policy.runs` times timed, and returns one
+/// time in milliseconds per timed run. Exceptions from `run` propagate to the tuner, which records
+/// them as the candidate's failure; throw `fatal_candidate_error` for failures that must stop
+/// tuning.
+class measurer {
+public:
+  measurer() = default;
+  measurer(const measurer &) = delete;
+  measurer &operator=(const measurer &) = delete;
+  virtual ~measurer() = default;
+
+  [[nodiscard]] virtual std::vector<double> measure(const candidate_info &info,
+                                                    detail::function_ref<void()> run,
+                                                    const measure_policy &policy) = 0;
+  /// Short name recorded in cache entries ("host", "simulated", "cuda").
+  [[nodiscard]] virtual std::string name() const = 0;
+};
+
+/// Wall-clock measurer for host functions. The optional `sync` hook is called after every run,
+/// inside the timed region, so that asynchronous work (a device queue) is included in the time.
+class host_measurer final : public measurer {
+public:
+  explicit host_measurer(std::function<void()> sync = {});
+  [[nodiscard]] std::vector<double> measure(const candidate_info &info,
+                                            detail::function_ref<void()> run,
+                                            const measure_policy &policy) override;
+  [[nodiscard]] std::string name() const override { return "host"; }
+
+private:
+  std::function<void()> m_sync;
+};
+
+/// Deterministic measurer for tests: still calls `run` (warmup + runs times, so failures behave as
+/// in real tuning), but reports `cost(config, key)` milliseconds per run, multiplied by
+/// `1 + relative_noise * N(0, 1)` from a generator seeded with `seed`. A cost function that throws
+/// fails the candidate with its message.
+class simulated_measurer final : public measurer {
+public:
+  using cost_function = std::function<double(const config &, const key &)>;
+
+  explicit simulated_measurer(cost_function cost, double relative_noise = 0.0,
+                              std::uint64_t seed = 0);
+  [[nodiscard]] std::vector<double> measure(const candidate_info &info,
+                                            detail::function_ref<void()> run,
+                                            const measure_policy &policy) override;
+  [[nodiscard]] std::string name() const override { return "simulated"; }
+
+  /// Candidates measured so far (a cache hit measures none).
+  [[nodiscard]] std::size_t candidates_measured() const noexcept { return m_candidates; }
+  /// Calls of `run` made so far.
+  [[nodiscard]] std::size_t runs() const noexcept { return m_runs; }
+
+private:
+  cost_function m_cost;
+  double m_noise;
+  std::uint64_t m_state;
+  std::size_t m_candidates = 0;
+  std::size_t m_runs = 0;
+};
+
+} // namespace tunekit

@@ -1,0 +1,16 @@
+#pragma once
+/// \file tunekit.hpp
+/// Everything of tunekit's core in one include.
+
+#include <tunekit/communicator.hpp>
+#include <tunekit/config.hpp>
+#include <tunekit/config_space.hpp>
+#include <tunekit/environment.hpp>
+#include <tunekit/error.hpp>
+#include <tunekit/hardware.hpp>
+#include <tunekit/key.hpp>
+#include <tunekit/log.hpp>
+#include <tunekit/measure.hpp>
+#include <tunekit/tuner.hpp>
+#include <tunekit/value.hpp>
+#include <tunekit/winner_cache.hpp>

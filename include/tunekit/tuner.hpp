@@ -1,0 +1,239 @@
+#pragma once
+/// \file tuner.hpp
+/// Function-level autotuning. `autotune(name, space, key_fn, prune_fn, fn)` wraps a function
+/// `fn(args..., const config&)` so that each call resolves the config for its key: in-process
+/// winners first, then the winner cache on disk, then a search that measures every candidate
+/// `prune_fn` keeps and calls `fn` once more with the winner.
+///
+/// The machinery lives in the non-template `tuner` (compiled once); `tuned_function` only forwards.
+
+#include <tunekit/communicator.hpp>
+#include <tunekit/config_space.hpp>
+#include <tunekit/detail/function_ref.hpp>
+#include <tunekit/environment.hpp>
+#include <tunekit/hardware.hpp>
+#include <tunekit/key.hpp>
+#include <tunekit/log.hpp>
+#include <tunekit/measure.hpp>
+#include <tunekit/winner_cache.hpp>
+
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace tunekit {
+
+/// Which source answered a call ("provenance").
+enum class source {
+  memory,         ///< in-process winner
+  cache,          ///< winner cache on disk
+  artifact,       ///< reviewed deployment artifact
+  table,          ///< lookup table entry
+  default_config, ///< the tuner's default function
+  search,         ///< measured now
+  disabled,       ///< `autotune=false`: the space's first config
+};
+[[nodiscard]] std::string_view to_string(source s) noexcept;
+
+/// Per-call options, with the seed's meaning.
+struct call_options {
+  /// false: run the space's first config; no key, no pruning, no measurement.
+  bool autotune = true;
+  /// INFO lines on stdout: the key, the source that answered, candidate timings, the winner.
+  bool verbose = false;
+  /// A pinned value that is also a config field is an error naming the field unless this is set;
+  /// with it the pinned value wins and that field is not tuned.
+  bool allow_arg_overwrite = false;
+  /// Ranks to agree with; null: the tuner's communicator, else a single process.
+  communicator *comm = nullptr;
+  /// Values the caller fixes (the C++ form of keyword arguments): merged into the config passed to
+  /// the function and appended to the key.
+  config pinned;
+};
+
+/// Options fixed when a tuner is built.
+struct tuner_options {
+  /// Code identity beside the name: a hash of the tuned code or an explicit version. Changing it
+  /// makes every stored winner of this function a miss.
+  std::string version;
+  /// Default: `host_measurer`.
+  std::shared_ptr<tunekit::measurer> measurer;
+  measure_policy policy{};
+  /// Default: `environment::from_env()`, read once when the tuner is built.
+  std::optional<tunekit::environment> env;
+  /// Default: `host_hardware()`.
+  std::optional<hardware_info> hardware;
+  /// Added to `core_dependencies()` in every cache entry (e.g. CUDA runtime and driver).
+  tunekit::dependencies dependencies;
+  /// Default: `default_log_sink()`.
+  log_sink log;
+  /// Default communicator of this tuner's calls; null: single process.
+  communicator *comm = nullptr;
+  /// false: never read or write the winner cache on disk (in-process winners only).
+  bool use_disk_cache = true;
+};
+
+/// The type-erased tuner: config space, winners in memory, winner cache, measurement.
+/// Thread-safe: concurrent calls may resolve different keys; one search runs at a time.
+class tuner final {
+public:
+  tuner(std::string name, config_space space, tuner_options options);
+  ~tuner();
+  tuner(const tuner &) = delete;
+  tuner &operator=(const tuner &) = delete;
+
+  [[nodiscard]] const std::string &name() const noexcept;
+  [[nodiscard]] const config_space &space() const noexcept;
+  [[nodiscard]] const tuner_options &options() const noexcept;
+  [[nodiscard]] const environment &env() const noexcept;
+  [[nodiscard]] function_identity identity() const;
+
+  /// Hot path: the in-process winner of `k`, or nullptr.
+  [[nodiscard]] const config *find(const key &k) const noexcept;
+
+  /// Full resolution of `k` (memory, cache, search). `prune` says whether a candidate is kept;
+  /// `run` calls the tuned function once with a candidate; `check` validates the output of the last
+  /// run (false: "wrong result"). Throws `tunekit::error` when nothing valid is left.
+  const config &resolve(const key &k, const call_options &o,
+                        detail::function_ref<bool(const config &)> prune,
+                        detail::function_ref<void(const config &)> run,
+                        detail::function_ref<bool(const config &)> check);
+
+  /// The config of an `autotune=false` call: the space's first config with the pinned values.
+  [[nodiscard]] config disabled_config(const call_options &o) const;
+
+  /// Rethrows an exception of key_fn as `tunekit::error` naming the tuner.
+  [[noreturn]] void key_fn_failed(std::exception_ptr e) const;
+
+  /// Source that answered the most recent resolution (memory hits on the hot path included).
+  [[nodiscard]] source last_source() const noexcept;
+  /// Searches run by this tuner so far.
+  [[nodiscard]] std::size_t searches() const noexcept;
+  /// The record of the most recent search, if any.
+  [[nodiscard]] std::optional<cache_entry> last_search() const;
+  /// Drops the in-process winners (not thread-safe against concurrent calls).
+  void forget();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> m;
+};
+
+/// A prune function that keeps every config.
+struct keep_all {
+  template <class... Args> bool operator()(const config & /*c*/, const Args &.../*args*/) const {
+    return true;
+  }
+};
+
+/// A correctness check that accepts every output.
+struct no_check {
+  template <class... Args> bool operator()(const Args &.../*args*/) const { return true; }
+};
+
+/// The callable `autotune` returns: `fn(args..., config)` with the config resolved per key.
+template <class Fn, class KeyFn, class PruneFn, class CheckFn = no_check>
+class tuned_function final {
+public:
+  tuned_function(std::shared_ptr<tunekit::tuner> t, Fn fn, KeyFn key_fn, PruneFn prune_fn,
+                 CheckFn check_fn = {})
+      : m_tuner(std::move(t)), m_fn(std::move(fn)), m_key_fn(std::move(key_fn)),
+        m_prune_fn(std::move(prune_fn)), m_check_fn(std::move(check_fn)) {}
+
+  /// Resolves the config for these arguments' key and returns `fn(args..., config)`.
+  template <class... Args> decltype(auto) operator()(Args &&...args) {
+    return call(m_defaults, args...);
+  }
+
+  /// The same call with per-call options: `scale.with({.verbose = true})(x, y, n)`.
+  [[nodiscard]] auto with(call_options o) { return bound{this, std::move(o)}; }
+
+  /// A copy that validates each candidate's output after it is measured:
+  /// `check(const args&..., const config&) -> bool`; false marks it "wrong result".
+  template <class C> [[nodiscard]] auto with_check(C check) const {
+    return tuned_function<Fn, KeyFn, PruneFn, C>(m_tuner, m_fn, m_key_fn, m_prune_fn,
+                                                 std::move(check));
+  }
+
+  /// Options used by plain calls.
+  tuned_function &set_defaults(call_options o) {
+    m_defaults = std::move(o);
+    return *this;
+  }
+
+  [[nodiscard]] tunekit::tuner &tuner() const noexcept { return *m_tuner; }
+
+  template <class... Args> decltype(auto) call(const call_options &o, Args &...args) {
+    if (!o.autotune) [[unlikely]] {
+      if (o.pinned.empty()) {
+        return std::invoke(m_fn, args..., m_tuner->space()[0]);
+      }
+      const config c = m_tuner->disabled_config(o);
+      return std::invoke(m_fn, args..., c);
+    }
+    const key k = make_key(std::as_const(args)...);
+    if (o.pinned.empty()) [[likely]] {
+      if (const config *c = m_tuner->find(k)) [[likely]] {
+        return std::invoke(m_fn, args..., *c);
+      }
+    }
+    auto prune = [&](const config &c) -> bool {
+      return static_cast<bool>(std::invoke(m_prune_fn, c, std::as_const(args)...));
+    };
+    auto run = [&](const config &c) { static_cast<void>(std::invoke(m_fn, args..., c)); };
+    auto check = [&](const config &c) -> bool {
+      return static_cast<bool>(std::invoke(m_check_fn, std::as_const(args)..., c));
+    };
+    const config &c = m_tuner->resolve(k, o, prune, run, check);
+    return std::invoke(m_fn, args..., c);
+  }
+
+private:
+  struct bound {
+    tuned_function *self;
+    call_options opts;
+    template <class... Args> decltype(auto) operator()(Args &&...args) {
+      return self->call(opts, args...);
+    }
+  };
+
+  template <class... Args> key make_key(const Args &...args) const {
+    try {
+      return key(std::invoke(m_key_fn, args...));
+    } catch (...) {
+      m_tuner->key_fn_failed(std::current_exception());
+    }
+  }
+
+  std::shared_ptr<tunekit::tuner> m_tuner;
+  Fn m_fn;
+  KeyFn m_key_fn;
+  PruneFn m_prune_fn;
+  CheckFn m_check_fn;
+  call_options m_defaults;
+};
+
+/// Wraps `fn(args..., const config&)` so that its config is chosen by measurement.
+///
+/// \code
+/// auto scale = tunekit::autotune(
+///     "scale", space,
+///     [](const float*, float*, float, std::int64_t n) { return tunekit::key{n}; },
+///     [](const tunekit::config& c, const float*, float*, float, std::int64_t n) {
+///       return c.get_int("BLOCK") <= n; },
+///     launch_scale);
+/// scale(x, y, 2.5f, n);
+/// \endcode
+template <class KeyFn, class PruneFn, class Fn>
+[[nodiscard]] auto autotune(std::string name, config_space space, KeyFn key_fn, PruneFn prune_fn,
+                            Fn fn, tuner_options options = {}) {
+  auto t = std::make_shared<tunekit::tuner>(std::move(name), std::move(space), std::move(options));
+  return tuned_function<Fn, KeyFn, PruneFn>(std::move(t), std::move(fn), std::move(key_fn),
+                                            std::move(prune_fn));
+}
+
+} // namespace tunekit

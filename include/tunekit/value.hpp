@@ -1,0 +1,67 @@
+#pragma once
+/// \file value.hpp
+/// The closed value type of tunekit: every config field and key element is one of int64, double,
+/// bool or string, and keeps that type exactly when it is persisted.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+namespace tunekit {
+
+/// The type held by a `value`, in the order of the underlying variant.
+enum class value_type { int64, float64, boolean, string };
+
+/// Name of a value type as written in errors and files ("int", "double", "bool", "string").
+[[nodiscard]] std::string_view to_string(value_type t) noexcept;
+
+/// One typed value. Integers of any width become int64, floating point becomes double,
+/// `bool` stays bool (it never decays to an integer), text becomes string.
+class value final {
+public:
+  using variant_type = std::variant<std::int64_t, double, bool, std::string>;
+
+  value() noexcept : m_v(std::int64_t{0}) {}
+  value(bool b) noexcept : m_v(b) {} // NOLINT(google-explicit-constructor)
+  template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) value(T i)
+  noexcept : m_v(static_cast<std::int64_t>(i)) {} // NOLINT(google-explicit-constructor)
+  template <class T>
+  requires std::is_floating_point_v<T> value(T d)
+  noexcept : m_v(static_cast<double>(d)) {}            // NOLINT(google-explicit-constructor)
+  value(const char *s) : m_v(std::string(s)) {}        // NOLINT(google-explicit-constructor)
+  value(std::string s) noexcept : m_v(std::move(s)) {} // NOLINT(google-explicit-constructor)
+  value(std::string_view s) : m_v(std::string(s)) {}   // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] value_type type() const noexcept { return static_cast<value_type>(m_v.index()); }
+  [[nodiscard]] bool is_int() const noexcept { return m_v.index() == 0; }
+  [[nodiscard]] bool is_double() const noexcept { return m_v.index() == 1; }
+  [[nodiscard]] bool is_bool() const noexcept { return m_v.index() == 2; }
+  [[nodiscard]] bool is_string() const noexcept { return m_v.index() == 3; }
+
+  /// Typed accessors; each throws `tunekit::error` naming the expected and actual type.
+  [[nodiscard]] std::int64_t as_int() const;
+  [[nodiscard]] double as_double() const;
+  [[nodiscard]] bool as_bool() const;
+  [[nodiscard]] const std::string &as_string() const;
+
+  [[nodiscard]] const variant_type &variant() const noexcept { return m_v; }
+
+  /// Canonical text: 256, 2.5, true, "abc" (strings quoted, so 1 and "1" differ).
+  [[nodiscard]] std::string to_string() const;
+  [[nodiscard]] std::size_t hash() const noexcept;
+
+  friend bool operator==(const value &a, const value &b) noexcept { return a.m_v == b.m_v; }
+
+private:
+  variant_type m_v;
+};
+
+} // namespace tunekit
+
+template <> struct std::hash<tunekit::value> {
+  std::size_t operator()(const tunekit::value &v) const noexcept { return v.hash(); }
+};

@@ -1,0 +1,88 @@
+#include <tunekit/config_space.hpp>
+#include <tunekit/error.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+namespace tunekit {
+
+config_space::config_space(std::initializer_list<config> configs)
+    : config_space(std::vector<config>(configs)) {}
+
+config_space::config_space(std::vector<config> configs) : m_configs(std::move(configs)) {
+  std::unordered_map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < m_configs.size(); ++i) {
+    auto [it, fresh] = seen.emplace(m_configs[i].to_string(), i);
+    if (!fresh) {
+      throw error("config space lists the same config twice (#" + std::to_string(it->second) +
+                  " and #" + std::to_string(i) + ": " + it->first + ")");
+    }
+  }
+}
+
+config_space config_space::product(const std::vector<parameter> &params,
+                                   const std::vector<constraint> &constraints) {
+  if (params.empty()) {
+    throw error("config space product needs at least one parameter");
+  }
+  std::set<std::string> names;
+  std::size_t total = 1;
+  for (const auto &p : params) {
+    if (p.values.empty()) {
+      throw error("parameter '" + p.name + "' has no values");
+    }
+    if (!names.insert(p.name).second) {
+      throw error("parameter '" + p.name + "' is declared twice");
+    }
+    for (std::size_t i = 0; i < p.values.size(); ++i) {
+      if (std::find(p.values.begin(), p.values.begin() + static_cast<std::ptrdiff_t>(i),
+                    p.values[i]) != p.values.begin() + static_cast<std::ptrdiff_t>(i)) {
+        throw error("parameter '" + p.name + "' lists the value " + p.values[i].to_string() +
+                    " twice");
+      }
+    }
+    total *= p.values.size();
+  }
+  std::vector<config> out;
+  std::vector<std::size_t> idx(params.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    std::vector<field> fields;
+    fields.reserve(params.size());
+    for (std::size_t p = 0; p < params.size(); ++p) {
+      fields.push_back(field{params[p].name, params[p].values[idx[p]]});
+    }
+    config c(std::move(fields));
+    if (std::all_of(constraints.begin(), constraints.end(),
+                    [&](const constraint &keep) { return keep(c); })) {
+      out.push_back(std::move(c));
+    }
+    // Advance the odometer: the last parameter varies fastest.
+    for (std::size_t p = params.size(); p-- > 0;) {
+      if (++idx[p] < params[p].values.size()) {
+        break;
+      }
+      idx[p] = 0;
+    }
+  }
+  if (out.empty()) {
+    throw error("constraints removed all " + std::to_string(total) +
+                " configs of the parameter product");
+  }
+  config_space s; // distinct by construction: names and domain values are unique
+  s.m_configs = std::move(out);
+  return s;
+}
+
+std::ptrdiff_t config_space::index_of(const config &c) const noexcept {
+  auto it = std::find(m_configs.begin(), m_configs.end(), c);
+  return it == m_configs.end() ? -1 : it - m_configs.begin();
+}
+
+bool config_space::has_field(std::string_view name) const noexcept {
+  return std::any_of(m_configs.begin(), m_configs.end(),
+                     [&](const config &c) { return c.contains(name); });
+}
+
+} // namespace tunekit

@@ -1,0 +1,78 @@
+#include "json_io.hpp"
+#include "sha256.hpp"
+
+#include <tunekit/hardware.hpp>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace tunekit {
+
+const char *version() noexcept { return TUNEKIT_VERSION_STRING; }
+
+std::string hardware_info::digest() const {
+  return detail::sha256_hex(detail::to_json(*this).dump());
+}
+
+std::string hardware_info::to_string() const {
+  return name + " (" + arch + ", " + std::to_string(units) + " units, " + std::to_string(count) +
+         (count == 1 ? " device)" : " devices)");
+}
+
+namespace {
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    for (const char *tag : {"model name", "Hardware", "cpu model"}) {
+      if (line.rfind(tag, 0) == 0) {
+        if (auto colon = line.find(':'); colon != std::string::npos) {
+          auto start = line.find_first_not_of(" \t", colon + 1);
+          return start == std::string::npos ? std::string() : line.substr(start);
+        }
+      }
+    }
+  }
+  return "unknown CPU";
+}
+
+const char *cpu_arch() {
+#if defined(__x86_64__) || defined(_M_X64)
+  return "x86_64";
+#elif defined(__aarch64__) || defined(_M_ARM64)
+  return "aarch64";
+#elif defined(__powerpc64__)
+  return "ppc64";
+#else
+  return "unknown";
+#endif
+}
+} // namespace
+
+hardware_info host_hardware() {
+  hardware_info hw;
+  hw.kind = "host";
+  hw.name = cpu_model();
+  hw.arch = cpu_arch();
+  hw.units = static_cast<std::int64_t>(std::thread::hardware_concurrency());
+  hw.count = 1;
+  return hw;
+}
+
+dependencies core_dependencies() {
+  dependencies d;
+  d["tunekit"] = version();
+#if defined(__clang__)
+  d["compiler"] = "clang " __clang_version__;
+#elif defined(__GNUC__)
+  d["compiler"] = "gcc " __VERSION__;
+#elif defined(_MSC_VER)
+  d["compiler"] = "msvc " + std::to_string(_MSC_VER);
+#else
+  d["compiler"] = "unknown";
+#endif
+  return d;
+}
+
+} // namespace tunekit

@@ -1,0 +1,214 @@
+#include "json_io.hpp"
+
+#include <tunekit/error.hpp>
+
+#include <limits>
+#include <string>
+
+namespace tunekit::detail {
+
+namespace {
+[[noreturn]] void bad(std::string_view what, const std::string &msg) {
+  throw error("'" + std::string(what) + "' " + msg);
+}
+
+std::string sub(std::string_view what, std::string_view name) {
+  return what.empty() ? std::string(name) : std::string(what) + "." + std::string(name);
+}
+
+const char *type_name(json::value_t t) {
+  switch (t) {
+  case json::value_t::object:
+    return "an object";
+  case json::value_t::array:
+    return "an array";
+  case json::value_t::string:
+    return "a string";
+  case json::value_t::boolean:
+    return "a boolean";
+  case json::value_t::number_integer:
+  case json::value_t::number_unsigned:
+    return "an integer";
+  case json::value_t::number_float:
+    return "a number";
+  case json::value_t::null:
+    return "null";
+  default:
+    return "something else";
+  }
+}
+
+bool is_integer(const json &j) { return j.is_number_integer() || j.is_number_unsigned(); }
+} // namespace
+
+json to_json(const value &v) {
+  switch (v.type()) {
+  case value_type::int64:
+    return v.as_int();
+  case value_type::float64:
+    return v.as_double();
+  case value_type::boolean:
+    return v.as_bool();
+  case value_type::string:
+    return v.as_string();
+  }
+  return nullptr;
+}
+
+json to_json(const config &c) {
+  json j = json::object();
+  for (const auto &f : c) {
+    j[f.name] = to_json(f.value);
+  }
+  return j;
+}
+
+json to_json(const key &k) {
+  json j = json::array();
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    j.push_back(to_json(k[i]));
+  }
+  return j;
+}
+
+json to_json(const hardware_info &hw) {
+  return json{{"kind", hw.kind},
+              {"name", hw.name},
+              {"arch", hw.arch},
+              {"units", hw.units},
+              {"count", hw.count}};
+}
+
+json to_json(const measure_policy &p) {
+  return json{
+      {"warmup", p.warmup}, {"runs", p.runs}, {"statistic", std::string(to_string(p.stat))}};
+}
+
+json to_json(const sample_stats &s) {
+  return json{
+      {"mean", s.mean}, {"median", s.median}, {"min", s.min}, {"max", s.max}, {"stddev", s.stddev}};
+}
+
+value value_from_json(const json &j, std::string_view what) {
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      bad(what, "is an integer out of the int64 range");
+    }
+    return value(static_cast<std::int64_t>(u));
+  }
+  if (j.is_number_integer()) {
+    return value(j.get<std::int64_t>());
+  }
+  if (j.is_number_float()) {
+    return value(j.get<double>());
+  }
+  if (j.is_boolean()) {
+    return value(j.get<bool>());
+  }
+  if (j.is_string()) {
+    return value(j.get<std::string>());
+  }
+  bad(what,
+      std::string("must be an integer, number, boolean or string, not ") + type_name(j.type()));
+}
+
+config config_from_json(const json &j, std::string_view what) {
+  if (!j.is_object()) {
+    bad(what, std::string("must be an object, not ") + type_name(j.type()));
+  }
+  std::vector<field> fields;
+  for (const auto &[name, v] : j.items()) {
+    fields.push_back(field{name, value_from_json(v, sub(what, name))});
+  }
+  return config(std::move(fields));
+}
+
+key key_from_json(const json &j, std::string_view what) {
+  if (!j.is_array()) {
+    bad(what, std::string("must be an array, not ") + type_name(j.type()));
+  }
+  key k;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    k.push_back(value_from_json(j[i], std::string(what) + "[" + std::to_string(i) + "]"));
+  }
+  return k;
+}
+
+const json &member(const json &j, std::string_view name, json::value_t type,
+                   std::string_view what) {
+  if (!j.is_object()) {
+    bad(what, std::string("must be an object, not ") + type_name(j.type()));
+  }
+  auto it = j.find(std::string(name));
+  if (it == j.end()) {
+    bad(sub(what, name), "is missing");
+  }
+  const bool ok = type == json::value_t::number_integer ? is_integer(*it)
+                  : type == json::value_t::number_float ? it->is_number()
+                                                        : it->type() == type;
+  if (!ok) {
+    bad(sub(what, name),
+        std::string("must be ") + type_name(type) + ", not " + type_name(it->type()));
+  }
+  return *it;
+}
+
+std::string string_member(const json &j, std::string_view name, std::string_view what) {
+  return member(j, name, json::value_t::string, what).get<std::string>();
+}
+
+std::int64_t int_member(const json &j, std::string_view name, std::string_view what) {
+  return value_from_json(member(j, name, json::value_t::number_integer, what), sub(what, name))
+      .as_int();
+}
+
+hardware_info hardware_from_json(const json &j, std::string_view what) {
+  hardware_info hw;
+  hw.kind = string_member(j, "kind", what);
+  hw.name = string_member(j, "name", what);
+  hw.arch = string_member(j, "arch", what);
+  hw.units = int_member(j, "units", what);
+  hw.count = int_member(j, "count", what);
+  return hw;
+}
+
+measure_policy policy_from_json(const json &j, std::string_view what) {
+  measure_policy p;
+  p.warmup = static_cast<int>(int_member(j, "warmup", what));
+  p.runs = static_cast<int>(int_member(j, "runs", what));
+  const std::string s = string_member(j, "statistic", what);
+  if (s == "mean") {
+    p.stat = statistic::mean;
+  } else if (s == "median") {
+    p.stat = statistic::median;
+  } else if (s == "min") {
+    p.stat = statistic::min;
+  } else {
+    bad(sub(what, "statistic"), "must be mean, median or min, not '" + s + "'");
+  }
+  return p;
+}
+
+sample_stats stats_from_json(const json &j, std::string_view what) {
+  auto num = [&](std::string_view name) {
+    return member(j, name, json::value_t::number_float, what).get<double>();
+  };
+  sample_stats s;
+  s.mean = num("mean");
+  s.median = num("median");
+  s.min = num("min");
+  s.max = num("max");
+  s.stddev = num("stddev");
+  return s;
+}
+
+json parse(std::string_view text, std::string_view what) {
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::exception &e) {
+    throw error(std::string(what) + " is not valid JSON: " + e.what());
+  }
+}
+
+} // namespace tunekit::detail

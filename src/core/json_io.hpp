@@ -1,0 +1,44 @@
+#pragma once
+// JSON forms of tunekit's types (private to the core). Readers validate structure and types and
+// throw tunekit::error naming the offending field.
+
+#include <tunekit/config.hpp>
+#include <tunekit/hardware.hpp>
+#include <tunekit/key.hpp>
+#include <tunekit/measure.hpp>
+#include <tunekit/value.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace tunekit::detail {
+
+using json = nlohmann::ordered_json;
+
+[[nodiscard]] json to_json(const value &v);
+[[nodiscard]] json to_json(const config &c); ///< ordered object of the fields
+[[nodiscard]] json to_json(const key &k);    ///< array of values
+[[nodiscard]] json to_json(const hardware_info &hw);
+[[nodiscard]] json to_json(const measure_policy &p);
+[[nodiscard]] json to_json(const sample_stats &s);
+
+/// `what` names the field in error messages ("winner.config").
+[[nodiscard]] value value_from_json(const json &j, std::string_view what);
+[[nodiscard]] config config_from_json(const json &j, std::string_view what);
+[[nodiscard]] key key_from_json(const json &j, std::string_view what);
+[[nodiscard]] hardware_info hardware_from_json(const json &j, std::string_view what);
+[[nodiscard]] measure_policy policy_from_json(const json &j, std::string_view what);
+[[nodiscard]] sample_stats stats_from_json(const json &j, std::string_view what);
+
+/// The member `name` of object `j`, of the given JSON type; throws naming `what.name`.
+const json &member(const json &j, std::string_view name, json::value_t type, std::string_view what);
+[[nodiscard]] std::string string_member(const json &j, std::string_view name,
+                                        std::string_view what);
+[[nodiscard]] std::int64_t int_member(const json &j, std::string_view name, std::string_view what);
+
+/// Parses text; throws tunekit::error with the parser's message.
+[[nodiscard]] json parse(std::string_view text, std::string_view what);
+
+} // namespace tunekit::detail

@@ -1,0 +1,491 @@
+#include "sha256.hpp"
+
+#include <tunekit/error.hpp>
+#include <tunekit/tuner.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <mutex>
+#include <shared_mutex>
+#include <sstream>
+#include <unordered_map>
+
+namespace tunekit {
+
+std::string_view to_string(source s) noexcept {
+  switch (s) {
+  case source::memory:
+    return "memory";
+  case source::cache:
+    return "cache";
+  case source::artifact:
+    return "artifact";
+  case source::table:
+    return "table";
+  case source::default_config:
+    return "default";
+  case source::search:
+    return "search";
+  case source::disabled:
+    return "disabled";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+std::string utc_timestamp() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string format_ms(double ms) {
+  if (!std::isfinite(ms)) {
+    return "inf";
+  }
+  std::ostringstream s;
+  s.precision(4);
+  s << ms << " ms";
+  return s.str();
+}
+
+// A 64-bit digest split into two doubles that hold it exactly (for MIN/MAX agreement checks).
+void digest_words(const std::string &text, double out[2]) {
+  const std::string hex = detail::sha256_hex(text);
+  out[0] = static_cast<double>(std::stoull(hex.substr(0, 12), nullptr, 16));
+  out[1] = static_cast<double>(std::stoull(hex.substr(12, 12), nullptr, 16));
+}
+
+} // namespace
+
+struct tuner::impl {
+  std::string name;
+  config_space space;
+  tuner_options opts;
+  environment env;
+  hardware_info hw;
+  dependencies deps;
+  log_sink log;
+  std::shared_ptr<tunekit::measurer> meas;
+  winner_cache cache;
+  single_process_communicator single;
+
+  mutable std::shared_mutex memory_mutex;
+  std::unordered_map<key, config> memory;
+
+  std::mutex resolve_mutex; // one resolution (and so one search) at a time
+  std::atomic<source> last{source::search};
+  std::atomic<std::size_t> searches{0};
+  std::optional<cache_entry> last_search;
+
+  impl(std::string n, config_space s, tuner_options o)
+      : name(std::move(n)), space(std::move(s)), opts(std::move(o)),
+        env(opts.env ? *opts.env : environment::from_env()),
+        hw(opts.hardware ? *opts.hardware : host_hardware()), deps(core_dependencies()),
+        log(opts.log ? opts.log : default_log_sink()), meas(opts.measurer), cache(env.cache_dir) {
+    for (const auto &[k, v] : opts.dependencies) {
+      deps[k] = v;
+    }
+    if (!meas) {
+      meas = std::make_shared<host_measurer>();
+    }
+  }
+
+  [[nodiscard]] std::string context(const key &k) const {
+    return "tuner '" + name + "', key " + k.to_string();
+  }
+  void info(const std::string &msg) const { log(log_level::info, msg); }
+  void warn(const std::string &msg) const { log(log_level::warning, msg); }
+
+  // Config fields the caller pins: refused unless allow_arg_overwrite.
+  void check_pins(const call_options &o) const {
+    if (o.allow_arg_overwrite) {
+      return;
+    }
+    for (const auto &f : o.pinned) {
+      if (space.has_field(f.name)) {
+        throw error("tuner '" + name + "': the argument '" + f.name +
+                    "' is also a config field; pass allow_arg_overwrite to let the argument "
+                    "win (that field is then not tuned)");
+      }
+    }
+  }
+
+  [[nodiscard]] static config with_pins(config c, const call_options &o) {
+    for (const auto &f : o.pinned) {
+      c.set(f.name, f.value);
+    }
+    return c;
+  }
+
+  // The space with the pinned values applied; configs that become equal collapse into one.
+  [[nodiscard]] std::vector<config> candidates(const call_options &o) const {
+    if (o.pinned.empty()) {
+      return space.configs();
+    }
+    std::vector<config> out;
+    for (const auto &c : space) {
+      config p = with_pins(c, o);
+      if (std::find(out.begin(), out.end(), p) == out.end()) {
+        out.push_back(std::move(p));
+      }
+    }
+    return out;
+  }
+
+  void remember(const key &k, const config &c) {
+    const std::unique_lock lock(memory_mutex);
+    memory.insert_or_assign(k, c);
+  }
+
+  [[nodiscard]] const config *recall(const key &k) const {
+    const std::shared_lock lock(memory_mutex);
+    auto it = memory.find(k);
+    return it == memory.end() ? nullptr : &it->second;
+  }
+
+  // A proposal from the winner cache, or -1.
+  std::ptrdiff_t from_cache(const key &k, const std::vector<config> &cands,
+                            const std::vector<bool> &kept) const {
+    if (!opts.use_disk_cache || env.always_tune) {
+      return -1;
+    }
+    const function_identity id{name, opts.version};
+    const auto r = cache.load(id, hw, k);
+    if (!r.problem.empty()) {
+      warn("skipping winner cache entry " + r.path.string() + ": " + r.problem + "; retuning");
+      return -1;
+    }
+    if (!r.entry) {
+      return -1;
+    }
+    const auto it = std::find(cands.begin(), cands.end(), r.entry->winner);
+    if (it == cands.end() || !kept[static_cast<std::size_t>(it - cands.begin())]) {
+      warn("skipping winner cache entry " + r.path.string() + ": its winner (" +
+           r.entry->winner.to_string() + ") is not among the current candidates; retuning");
+      return -1;
+    }
+    if (r.entry->dependencies != deps) {
+      std::string diff;
+      for (const auto &[dep, ver] : deps) {
+        auto found = r.entry->dependencies.find(dep);
+        const std::string old = found == r.entry->dependencies.end() ? "none" : found->second;
+        if (old != ver) {
+          diff += (diff.empty() ? "" : ", ") + dep + " " + old + " -> " + ver;
+        }
+      }
+      for (const auto &[dep, ver] : r.entry->dependencies) {
+        if (!deps.contains(dep)) {
+          diff += (diff.empty() ? "" : ", ") + dep + " " + ver + " -> none";
+        }
+      }
+      if (env.version_check) {
+        warn("winner cache entry " + r.path.string() + " was recorded with other dependencies (" +
+             diff + "); retuning (TUNEKIT_VERSION_CHECK=1)");
+        return -1;
+      }
+      warn("winner cache entry " + r.path.string() + " was recorded with other dependencies (" +
+           diff + "); using it (set TUNEKIT_VERSION_CHECK=1 to retune)");
+    }
+    return it - cands.begin();
+  }
+
+  // Ranks agree on the key and candidate list, then on the proposal. Returns the agreed proposal
+  // index or -1 (search together).
+  std::ptrdiff_t agree(communicator &comm, const key &k, const std::vector<config> &cands,
+                       const std::vector<bool> &kept, std::ptrdiff_t proposal) const {
+    if (comm.size() <= 1) {
+      return proposal;
+    }
+    std::string text = k.to_string();
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      text += "|" + std::string(kept[i] ? "+" : "-") + cands[i].to_string();
+    }
+    double lo[3];
+    digest_words(text, lo);
+    lo[2] = static_cast<double>(proposal);
+    double hi[3] = {lo[0], lo[1], lo[2]};
+    comm.all_reduce_min(lo);
+    comm.all_reduce_max(hi);
+    if (lo[0] != hi[0] || lo[1] != hi[1]) {
+      warn("tuner '" + name + "': this rank's key is " + k.to_string());
+      throw error("tuner '" + name +
+                  "': the ranks do not agree on the key or the candidate list (does key_fn or "
+                  "prune_fn depend on the rank?)");
+    }
+    return lo[2] == hi[2] ? proposal : -1;
+  }
+
+  const config &search(const key &k, const std::vector<config> &cands,
+                       const std::vector<bool> &kept, communicator &comm, bool verbose,
+                       detail::function_ref<void(const config &)> run,
+                       detail::function_ref<bool(const config &)> check) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::size_t n_kept = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), true));
+    std::vector<candidate_record> records(cands.size());
+    std::vector<double> times(cands.size(), infinity);
+    std::size_t done = 0;
+    std::ptrdiff_t best = -1;
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      candidate_record &r = records[i];
+      r.config = cands[i];
+      if (!kept[i]) {
+        r.status = candidate_status::pruned;
+        continue;
+      }
+      const config &c = cands[i];
+      try {
+        auto run_once = [&] { run(c); };
+        const auto samples =
+            meas->measure(candidate_info{name, k, c, done, n_kept}, run_once, opts.policy);
+        r.stats = summarize(samples);
+        if (!check(c)) {
+          r.status = candidate_status::wrong_result;
+          r.reason = "wrong result";
+        } else {
+          r.status = candidate_status::ok;
+          r.time_ms = r.stats.score(opts.policy.stat);
+        }
+      } catch (const fatal_candidate_error &e) {
+        throw fatal_candidate_error(context(k) + ": candidate #" + std::to_string(i) + " (" +
+                                    c.to_string() + ") failed and left the device unusable; " +
+                                    "tuning stopped: " + e.what());
+      } catch (const std::exception &e) {
+        r.status = candidate_status::failed;
+        r.reason = e.what();
+      } catch (...) {
+        r.status = candidate_status::failed;
+        r.reason = "unknown exception";
+      }
+      times[i] = r.time_ms;
+      ++done;
+      if (std::isfinite(r.time_ms) &&
+          (best < 0 || r.time_ms < times[static_cast<std::size_t>(best)])) {
+        best = static_cast<std::ptrdiff_t>(i);
+      }
+      if (verbose) {
+        std::string line = context(k) + ": candidate " + std::to_string(done) + "/" +
+                           std::to_string(n_kept) + " [" + c.to_string() + "] ";
+        line += r.status == candidate_status::ok
+                    ? format_ms(r.time_ms)
+                    : std::string(to_string(r.status)) + ": " + r.reason;
+        if (best >= 0) {
+          line += "; best so far " + format_ms(times[static_cast<std::size_t>(best)]) + " [" +
+                  cands[static_cast<std::size_t>(best)].to_string() + "]";
+        }
+        info(line);
+      }
+    }
+
+    // Worst rank counts; a candidate invalid anywhere is invalid everywhere.
+    comm.all_reduce_max(times);
+    std::ptrdiff_t winner = -1;
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      if (records[i].status == candidate_status::ok && !std::isfinite(times[i])) {
+        records[i].status = candidate_status::failed;
+        records[i].reason = "failed on another rank";
+      }
+      if (std::isfinite(times[i])) {
+        records[i].time_ms = times[i];
+        if (winner < 0 || times[i] < times[static_cast<std::size_t>(winner)]) {
+          winner = static_cast<std::ptrdiff_t>(i);
+        }
+      }
+    }
+    if (winner < 0) {
+      std::string msg = context(k) + ": no valid config among " + std::to_string(n_kept) +
+                        " measured candidates:";
+      for (const auto &r : records) {
+        if (r.status != candidate_status::pruned) {
+          msg += "\n  [" + r.config.to_string() + "] " + std::string(to_string(r.status)) + ": " +
+                 r.reason;
+        }
+      }
+      throw error(msg);
+    }
+
+    cache_entry e;
+    e.function = {name, opts.version};
+    e.key = k;
+    e.hardware = hw;
+    e.dependencies = deps;
+    e.winner_index = static_cast<std::size_t>(winner);
+    e.winner = cands[e.winner_index];
+    e.candidates = std::move(records);
+    e.policy = opts.policy;
+    e.measurer = meas->name();
+    e.world_size = comm.size();
+    e.timestamp = utc_timestamp();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    if (verbose) {
+      info(context(k) + ": winner [" + e.winner.to_string() + "] " +
+           format_ms(e.candidates[e.winner_index].time_ms) + " after measuring " +
+           std::to_string(n_kept) + " candidates in " + format_ms(seconds * 1e3));
+    }
+    if (opts.use_disk_cache && comm.rank() == 0) {
+      try {
+        const auto path = cache.store(e, tuning_log(e, seconds));
+        if (verbose) {
+          info(context(k) + ": stored winner in " + path.string());
+        }
+      } catch (const error &err) {
+        warn(context(k) + ": could not store the winner: " + err.what());
+      }
+    }
+    remember(k, e.winner);
+    last_search = std::move(e);
+    ++searches;
+    return *recall(k);
+  }
+
+  [[nodiscard]] std::string tuning_log(const cache_entry &e, double seconds) const {
+    std::ostringstream s;
+    s << e.timestamp << " tuner '" << name << "' version '" << opts.version << "'\n"
+      << "key " << e.key.to_string() << "\nhardware " << e.hardware.to_string() << "\n"
+      << "measurer " << e.measurer << ", " << opts.policy.warmup << " warmup + " << opts.policy.runs
+      << " timed runs, " << to_string(opts.policy.stat) << "\n";
+    for (std::size_t i = 0; i < e.candidates.size(); ++i) {
+      const auto &r = e.candidates[i];
+      s << "#" << i << " [" << r.config.to_string() << "] " << to_string(r.status);
+      if (r.status == candidate_status::ok) {
+        s << " " << format_ms(r.time_ms) << " (min " << format_ms(r.stats.min) << ", max "
+          << format_ms(r.stats.max) << ", stddev " << format_ms(r.stats.stddev) << ")";
+      } else if (!r.reason.empty()) {
+        s << ": " << r.reason;
+      }
+      s << "\n";
+    }
+    s << "winner #" << e.winner_index << " [" << e.winner.to_string() << "] after "
+      << format_ms(seconds * 1e3) << "\n";
+    return s.str();
+  }
+};
+
+tuner::tuner(std::string name, config_space space, tuner_options options) {
+  if (name.empty()) {
+    throw error("a tuner needs a name");
+  }
+  if (space.empty()) {
+    throw error("tuner '" + name + "': the config space is empty");
+  }
+  if (options.policy.runs < 1 || options.policy.warmup < 0) {
+    throw error("tuner '" + name +
+                "': the measurement policy needs at least one timed run and "
+                "no negative warmup");
+  }
+  m = std::make_unique<impl>(std::move(name), std::move(space), std::move(options));
+}
+
+tuner::~tuner() = default;
+
+const std::string &tuner::name() const noexcept { return m->name; }
+const config_space &tuner::space() const noexcept { return m->space; }
+const tuner_options &tuner::options() const noexcept { return m->opts; }
+const environment &tuner::env() const noexcept { return m->env; }
+function_identity tuner::identity() const { return {m->name, m->opts.version}; }
+
+const config *tuner::find(const key &k) const noexcept { return m->recall(k); }
+
+const config &tuner::resolve(const key &k, const call_options &o,
+                             detail::function_ref<bool(const config &)> prune,
+                             detail::function_ref<void(const config &)> run,
+                             detail::function_ref<bool(const config &)> check) {
+  impl &s = *m;
+  const std::lock_guard lock(s.resolve_mutex);
+  const bool verbose = o.verbose || s.env.verbose;
+  communicator &comm = o.comm != nullptr        ? *o.comm
+                       : s.opts.comm != nullptr ? *s.opts.comm
+                                                : s.single;
+  s.check_pins(o);
+  key k2 = k;
+  for (const auto &f : o.pinned) {
+    k2.push_back(value(f.name));
+    k2.push_back(f.value);
+  }
+
+  if (const config *c = s.recall(k2)) {
+    s.last = source::memory;
+    if (verbose) {
+      s.info(s.context(k2) + ": memory -> [" + c->to_string() + "]");
+    }
+    return *c;
+  }
+
+  const std::vector<config> cands = s.candidates(o);
+  std::vector<bool> kept(cands.size());
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    try {
+      kept[i] = prune(cands[i]);
+    } catch (const std::exception &e) {
+      throw error(s.context(k2) + ": prune_fn threw for [" + cands[i].to_string() +
+                  "]: " + e.what());
+    }
+  }
+  if (std::find(kept.begin(), kept.end(), true) == kept.end()) {
+    throw error(s.context(k2) + ": prune_fn removed all " + std::to_string(cands.size()) +
+                " configs; it must keep at least one");
+  }
+
+  const std::ptrdiff_t proposal = s.agree(comm, k2, cands, kept, s.from_cache(k2, cands, kept));
+  if (proposal >= 0) {
+    const config &c = cands[static_cast<std::size_t>(proposal)];
+    s.remember(k2, c);
+    s.last = source::cache;
+    if (verbose) {
+      s.info(s.context(k2) + ": cache -> [" + c.to_string() + "]");
+    }
+    return *s.recall(k2);
+  }
+
+  if (verbose) {
+    s.info(s.context(k2) + ": searching " +
+           std::to_string(std::count(kept.begin(), kept.end(), true)) + " of " +
+           std::to_string(cands.size()) + " configs" +
+           (s.env.always_tune ? " (TUNEKIT_ALWAYS_TUNE=1)" : ""));
+  }
+  const config &c = s.search(k2, cands, kept, comm, verbose, run, check);
+  s.last = source::search;
+  return c;
+}
+
+config tuner::disabled_config(const call_options &o) const {
+  m->check_pins(o);
+  return impl::with_pins(m->space[0], o);
+}
+
+void tuner::key_fn_failed(std::exception_ptr e) const {
+  try {
+    std::rethrow_exception(std::move(e));
+  } catch (const std::exception &ex) {
+    throw error("tuner '" + m->name + "': key_fn threw: " + ex.what());
+  } catch (...) {
+    throw error("tuner '" + m->name + "': key_fn threw an unknown exception");
+  }
+}
+
+source tuner::last_source() const noexcept { return m->last.load(); }
+std::size_t tuner::searches() const noexcept { return m->searches.load(); }
+
+std::optional<cache_entry> tuner::last_search() const {
+  const std::lock_guard lock(m->resolve_mutex);
+  return m->last_search;
+}
+
+void tuner::forget() {
+  const std::unique_lock lock(m->memory_mutex);
+  m->memory.clear();
+}
+
+} // namespace tunekit
