@@ -9,7 +9,7 @@ namespace tunekit {
 
 struct environment {
   /// `TUNEKIT_CACHE_DIR`; default `$XDG_CACHE_HOME/tunekit`, else `~/.cache/tunekit`.
-  std::filesystem::path cache_dir;
+  std::filesystem::path cache_dir{};
   /// `TUNEKIT_ALWAYS_TUNE=1`: ignore stored results and retune.
   bool always_tune = false;
   /// `TUNEKIT_VERSION_CHECK=1`: a cache entry recorded with other dependencies is retuned.
@@ -17,9 +17,9 @@ struct environment {
   /// `TUNEKIT_VERBOSE=1`: every call behaves as if `verbose` were passed.
   bool verbose = false;
   /// `TUNEKIT_ARTIFACT_DIR`: where reviewed artifacts are served from (empty: none).
-  std::filesystem::path artifact_dir;
+  std::filesystem::path artifact_dir{};
   /// `TUNEKIT_LOOKUP_TABLE`: a lookup table file (empty: none).
-  std::filesystem::path lookup_table;
+  std::filesystem::path lookup_table{};
   /// `TUNEKIT_LOG_DIR`; default `./.autotune_logs`.
   std::filesystem::path log_dir = ".autotune_logs";
 

@@ -11,9 +11,9 @@ namespace tunekit {
 
 /// Identity of the hardware a tuner measures on.
 struct hardware_info {
-  std::string kind;       ///< "host", "cuda", ...
-  std::string name;       ///< CPU model or device product name
-  std::string arch;       ///< ISA or compute capability ("x86_64", "sm_90")
+  std::string kind{};     ///< "host", "cuda", ...
+  std::string name{};     ///< CPU model or device product name
+  std::string arch{};     ///< ISA or compute capability ("x86_64", "sm_90")
   std::int64_t units = 0; ///< logical cores, or SMs per device
   std::int64_t count = 1; ///< devices visible (1 for the host)
 

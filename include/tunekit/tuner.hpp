@@ -52,25 +52,25 @@ struct call_options {
   communicator *comm = nullptr;
   /// Values the caller fixes (the C++ form of keyword arguments): merged into the config passed to
   /// the function and appended to the key.
-  config pinned;
+  config pinned{};
 };
 
 /// Options fixed when a tuner is built.
 struct tuner_options {
   /// Code identity beside the name: a hash of the tuned code or an explicit version. Changing it
   /// makes every stored winner of this function a miss.
-  std::string version;
+  std::string version{};
   /// Default: `host_measurer`.
-  std::shared_ptr<tunekit::measurer> measurer;
+  std::shared_ptr<tunekit::measurer> measurer{};
   measure_policy policy{};
   /// Default: `environment::from_env()`, read once when the tuner is built.
-  std::optional<tunekit::environment> env;
+  std::optional<tunekit::environment> env{};
   /// Default: `host_hardware()`.
-  std::optional<hardware_info> hardware;
+  std::optional<hardware_info> hardware{};
   /// Added to `core_dependencies()` in every cache entry (e.g. CUDA runtime and driver).
-  tunekit::dependencies dependencies;
+  tunekit::dependencies dependencies{};
   /// Default: `default_log_sink()`.
-  log_sink log;
+  log_sink log{};
   /// Default communicator of this tuner's calls; null: single process.
   communicator *comm = nullptr;
   /// false: never read or write the winner cache on disk (in-process winners only).
@@ -91,6 +91,9 @@ public:
   [[nodiscard]] const tuner_options &options() const noexcept;
   [[nodiscard]] const environment &env() const noexcept;
   [[nodiscard]] function_identity identity() const;
+  [[nodiscard]] const hardware_info &hardware() const noexcept;
+  /// Where the winner cache entry of `k` lives (whether or not it exists).
+  [[nodiscard]] std::filesystem::path cache_path(const key &k) const;
 
   /// Hot path: the in-process winner of `k`, or nullptr.
   [[nodiscard]] const config *find(const key &k) const noexcept;

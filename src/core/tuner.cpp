@@ -1,4 +1,5 @@
 #include "sha256.hpp"
+#include "winner_map.hpp"
 
 #include <tunekit/error.hpp>
 #include <tunekit/tuner.hpp>
@@ -9,9 +10,7 @@
 #include <ctime>
 #include <limits>
 #include <mutex>
-#include <shared_mutex>
 #include <sstream>
-#include <unordered_map>
 
 namespace tunekit {
 
@@ -80,8 +79,7 @@ struct tuner::impl {
   winner_cache cache;
   single_process_communicator single;
 
-  mutable std::shared_mutex memory_mutex;
-  std::unordered_map<key, config> memory;
+  detail::winner_map memory;
 
   std::mutex resolve_mutex; // one resolution (and so one search) at a time
   std::atomic<source> last{source::search};
@@ -143,16 +141,8 @@ struct tuner::impl {
     return out;
   }
 
-  void remember(const key &k, const config &c) {
-    const std::unique_lock lock(memory_mutex);
-    memory.insert_or_assign(k, c);
-  }
-
-  [[nodiscard]] const config *recall(const key &k) const {
-    const std::shared_lock lock(memory_mutex);
-    auto it = memory.find(k);
-    return it == memory.end() ? nullptr : &it->second;
-  }
+  const config &remember(const key &k, const config &c) { return memory.insert(k, c); }
+  [[nodiscard]] const config *recall(const key &k) const noexcept { return memory.find(k); }
 
   // A proposal from the winner cache, or -1.
   std::ptrdiff_t from_cache(const key &k, const std::vector<config> &cands,
@@ -344,10 +334,10 @@ struct tuner::impl {
         warn(context(k) + ": could not store the winner: " + err.what());
       }
     }
-    remember(k, e.winner);
+    const config &stored = remember(k, e.winner);
     last_search = std::move(e);
     ++searches;
-    return *recall(k);
+    return stored;
   }
 
   [[nodiscard]] std::string tuning_log(const cache_entry &e, double seconds) const {
@@ -395,6 +385,10 @@ const config_space &tuner::space() const noexcept { return m->space; }
 const tuner_options &tuner::options() const noexcept { return m->opts; }
 const environment &tuner::env() const noexcept { return m->env; }
 function_identity tuner::identity() const { return {m->name, m->opts.version}; }
+const hardware_info &tuner::hardware() const noexcept { return m->hw; }
+std::filesystem::path tuner::cache_path(const key &k) const {
+  return m->cache.entry_path(identity(), m->hw, k);
+}
 
 const config *tuner::find(const key &k) const noexcept { return m->recall(k); }
 
@@ -440,13 +434,12 @@ const config &tuner::resolve(const key &k, const call_options &o,
 
   const std::ptrdiff_t proposal = s.agree(comm, k2, cands, kept, s.from_cache(k2, cands, kept));
   if (proposal >= 0) {
-    const config &c = cands[static_cast<std::size_t>(proposal)];
-    s.remember(k2, c);
+    const config &c = s.remember(k2, cands[static_cast<std::size_t>(proposal)]);
     s.last = source::cache;
     if (verbose) {
       s.info(s.context(k2) + ": cache -> [" + c.to_string() + "]");
     }
-    return *s.recall(k2);
+    return c;
   }
 
   if (verbose) {
@@ -483,9 +476,6 @@ std::optional<cache_entry> tuner::last_search() const {
   return m->last_search;
 }
 
-void tuner::forget() {
-  const std::unique_lock lock(m->memory_mutex);
-  m->memory.clear();
-}
+void tuner::forget() { m->memory.clear(); }
 
 } // namespace tunekit

@@ -1,0 +1,20 @@
+include(CMakePackageConfigHelpers)
+
+set(TUNEKIT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tunekit)
+
+install(TARGETS tunekit_core EXPORT tunekitTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tunekit DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT tunekitTargets NAMESPACE tunekit:: DESTINATION ${TUNEKIT_CMAKE_DIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tunekitConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/tunekitConfig.cmake
+                              INSTALL_DESTINATION ${TUNEKIT_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/tunekitConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/tunekitConfig.cmake
+              ${PROJECT_BINARY_DIR}/tunekitConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/tunekitSourceHash.cmake
+        DESTINATION ${TUNEKIT_CMAKE_DIR})

@@ -1,0 +1,113 @@
+#pragma once
+// The in-process winners of a tuner: a hash map whose lookups take no lock (the hot path of every
+// tuned call), and whose inserts (one per newly resolved key) take a mutex.
+//
+// Nodes are immutable once published. A bucket is a singly linked list whose head is swapped in
+// with a release store; readers follow it with acquire loads. When the map grows, a larger table
+// of fresh nodes is published and the old one is retired but kept until the map is destroyed, so a
+// reference handed out by `find` stays valid for the map's lifetime. The memory cost is at most
+// about twice the live nodes, since tables double.
+
+#include <tunekit/config.hpp>
+#include <tunekit/key.hpp>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace tunekit::detail {
+
+class winner_map final {
+public:
+  winner_map() { m_table.store(make_table(16), std::memory_order_release); }
+  winner_map(const winner_map &) = delete;
+  winner_map &operator=(const winner_map &) = delete;
+
+  [[nodiscard]] const config *find(const key &k) const noexcept {
+    const table *t = m_table.load(std::memory_order_acquire);
+    const std::size_t h = k.hash();
+    for (const node *n = t->buckets[h & t->mask].load(std::memory_order_acquire); n != nullptr;
+         n = n->next) {
+      if (n->hash == h && n->k == k) {
+        return &n->cfg;
+      }
+    }
+    return nullptr;
+  }
+
+  /// Inserts or replaces the winner of `k`; returns the stored config.
+  const config &insert(const key &k, const config &c) {
+    const std::lock_guard lock(m_mutex);
+    table *t = m_table.load(std::memory_order_relaxed);
+    if (2 * (m_size + 1) > t->buckets.size()) {
+      t = grow(*t);
+    }
+    const std::size_t h = k.hash();
+    auto &head = t->buckets[h & t->mask];
+    // A replaced key is shadowed: the new node goes first and lookups stop at it.
+    auto n = std::make_unique<node>(node{k, c, h, head.load(std::memory_order_relaxed)});
+    const node *raw = n.get();
+    t->nodes.push_back(std::move(n));
+    head.store(raw, std::memory_order_release);
+    ++m_size;
+    return raw->cfg;
+  }
+
+  /// Drops every winner. Not safe against concurrent `find`.
+  void clear() {
+    const std::lock_guard lock(m_mutex);
+    m_owned.clear();
+    m_size = 0;
+    m_table.store(make_table(16), std::memory_order_release);
+  }
+
+private:
+  struct node {
+    key k;
+    config cfg;
+    std::size_t hash;
+    const node *next;
+  };
+  struct table {
+    std::vector<std::atomic<const node *>> buckets;
+    std::size_t mask;
+    std::vector<std::unique_ptr<node>> nodes;
+  };
+
+  table *make_table(std::size_t n) {
+    auto t = std::make_unique<table>();
+    t->buckets = std::vector<std::atomic<const node *>>(n);
+    t->mask = n - 1;
+    table *raw = t.get();
+    m_owned.push_back(std::move(t));
+    return raw;
+  }
+
+  table *grow(const table &old) {
+    table *t = make_table(old.buckets.size() * 2);
+    for (const auto &b : old.buckets) {
+      // Newest first in each old bucket: copy oldest first so shadowing is kept.
+      std::vector<const node *> chain;
+      for (const node *n = b.load(std::memory_order_relaxed); n != nullptr; n = n->next) {
+        chain.push_back(n);
+      }
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        auto &head = t->buckets[(*it)->hash & t->mask];
+        auto n = std::make_unique<node>(
+            node{(*it)->k, (*it)->cfg, (*it)->hash, head.load(std::memory_order_relaxed)});
+        head.store(n.get(), std::memory_order_relaxed);
+        t->nodes.push_back(std::move(n));
+      }
+    }
+    m_table.store(t, std::memory_order_release); // the old table stays alive in m_owned
+    return t;
+  }
+
+  std::atomic<table *> m_table{nullptr};
+  std::vector<std::unique_ptr<table>> m_owned; // every table ever published
+  std::size_t m_size = 0;
+  std::mutex m_mutex;
+};
+
+} // namespace tunekit::detail
