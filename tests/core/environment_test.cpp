@@ -1,0 +1,119 @@
+// The only test file that touches the process environment: each test saves the variables it sets
+// and restores them, so the rest of the suite never depends on the order tests run in.
+
+#include <tunekit/environment.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace {
+
+const char *const variables[] = {
+    "TUNEKIT_CACHE_DIR", "TUNEKIT_ALWAYS_TUNE",  "TUNEKIT_VERSION_CHECK",
+    "TUNEKIT_VERBOSE",   "TUNEKIT_ARTIFACT_DIR", "TUNEKIT_LOOKUP_TABLE",
+    "TUNEKIT_LOG_DIR",   "XDG_CACHE_HOME",       "HOME",
+};
+
+class environment_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    for (const char *name : variables) {
+      const char *v = std::getenv(name);
+      m_saved[name] = v == nullptr ? std::nullopt : std::optional<std::string>(v);
+      ::unsetenv(name);
+    }
+  }
+  void TearDown() override {
+    for (const auto &[name, v] : m_saved) {
+      if (v) {
+        ::setenv(name.c_str(), v->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+  static void set(const char *name, const char *v) { ::setenv(name, v, 1); }
+
+private:
+  std::map<std::string, std::optional<std::string>> m_saved;
+};
+
+} // namespace
+
+TEST_F(environment_test, defaults_when_nothing_is_set) {
+  set("HOME", "/home/someone");
+  const auto e = tunekit::environment::from_env();
+  EXPECT_EQ(e.cache_dir, std::filesystem::path("/home/someone/.cache/tunekit"));
+  EXPECT_FALSE(e.always_tune);
+  EXPECT_FALSE(e.version_check);
+  EXPECT_FALSE(e.verbose);
+  EXPECT_TRUE(e.artifact_dir.empty());
+  EXPECT_TRUE(e.lookup_table.empty());
+  EXPECT_EQ(e.log_dir, std::filesystem::path(".autotune_logs"));
+}
+
+TEST_F(environment_test, cache_dir_precedence) {
+  set("HOME", "/home/someone");
+  set("XDG_CACHE_HOME", "/xdg");
+  EXPECT_EQ(tunekit::environment::from_env().cache_dir, std::filesystem::path("/xdg/tunekit"));
+  set("TUNEKIT_CACHE_DIR", "/explicit/cache");
+  EXPECT_EQ(tunekit::environment::from_env().cache_dir, std::filesystem::path("/explicit/cache"));
+}
+
+TEST_F(environment_test, cache_dir_without_home_falls_back_to_temp) {
+  const auto e = tunekit::environment::from_env();
+  EXPECT_FALSE(e.cache_dir.empty());
+  EXPECT_EQ(e.cache_dir.filename(), "tunekit-cache");
+}
+
+TEST_F(environment_test, flags_accept_the_usual_spellings) {
+  for (const char *on : {"1", "true", "TRUE", "Yes", "on", "ON"}) {
+    set("TUNEKIT_ALWAYS_TUNE", on);
+    set("TUNEKIT_VERSION_CHECK", on);
+    set("TUNEKIT_VERBOSE", on);
+    const auto e = tunekit::environment::from_env();
+    EXPECT_TRUE(e.always_tune) << on;
+    EXPECT_TRUE(e.version_check) << on;
+    EXPECT_TRUE(e.verbose) << on;
+  }
+  for (const char *off : {"0", "false", "no", "off", "", "2", "enabled"}) {
+    set("TUNEKIT_ALWAYS_TUNE", off);
+    set("TUNEKIT_VERSION_CHECK", off);
+    set("TUNEKIT_VERBOSE", off);
+    const auto e = tunekit::environment::from_env();
+    EXPECT_FALSE(e.always_tune) << off;
+    EXPECT_FALSE(e.version_check) << off;
+    EXPECT_FALSE(e.verbose) << off;
+  }
+}
+
+TEST_F(environment_test, flags_are_independent) {
+  set("TUNEKIT_VERSION_CHECK", "1");
+  const auto e = tunekit::environment::from_env();
+  EXPECT_FALSE(e.always_tune);
+  EXPECT_TRUE(e.version_check);
+  EXPECT_FALSE(e.verbose);
+}
+
+TEST_F(environment_test, paths) {
+  set("TUNEKIT_ARTIFACT_DIR", "/artifacts");
+  set("TUNEKIT_LOOKUP_TABLE", "/tables/gemm.json");
+  set("TUNEKIT_LOG_DIR", "/logs");
+  const auto e = tunekit::environment::from_env();
+  EXPECT_EQ(e.artifact_dir, std::filesystem::path("/artifacts"));
+  EXPECT_EQ(e.lookup_table, std::filesystem::path("/tables/gemm.json"));
+  EXPECT_EQ(e.log_dir, std::filesystem::path("/logs"));
+}
+
+TEST_F(environment_test, read_once_not_live) {
+  set("TUNEKIT_CACHE_DIR", "/first");
+  const auto e = tunekit::environment::from_env();
+  set("TUNEKIT_CACHE_DIR", "/second");
+  EXPECT_EQ(e.cache_dir, std::filesystem::path("/first"));
+  EXPECT_EQ(tunekit::environment::from_env().cache_dir, std::filesystem::path("/second"));
+}
