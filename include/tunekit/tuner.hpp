@@ -179,7 +179,7 @@ public:
       return std::invoke(m_fn, args..., c);
     }
     const key k = make_key(std::as_const(args)...);
-    if (o.pinned.empty()) [[likely]] {
+    if (o.pinned.empty() && !o.verbose) [[likely]] {
       if (const config *c = m_tuner->find(k)) [[likely]] {
         return std::invoke(m_fn, args..., *c);
       }
