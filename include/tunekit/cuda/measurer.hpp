@@ -1,0 +1,72 @@
+#pragma once
+/// \file measurer.hpp
+/// The CUDA measurer: times each run of a candidate with CUDA events on the caller's stream.
+
+#include <tunekit/measure.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tunekit::cuda {
+
+/// How an `event_measurer` times candidates.
+struct event_measurer_options {
+  /// The stream the tuned function launches its work on. Events are recorded on it, so work the
+  /// function puts on other streams is not timed unless it joins this one.
+  cudaStream_t stream = nullptr;
+  /// Before each timed run, overwrite a buffer as large as the L2 cache so that every timed run
+  /// starts with a cold cache instead of reading what the previous run left there.
+  bool flush_l2 = false;
+  /// Size of the flush buffer in bytes; 0: twice the device's L2 (`cudaDevAttrL2CacheSize`). The
+  /// buffer is allocated once, at the first measurement that flushes, and kept.
+  std::size_t flush_bytes = 0;
+  /// Called before every run (warmup and timed), outside the timed region: switch the inputs the
+  /// tuned function reads to the next of several sets, so that repeated runs over one buffer do
+  /// not measure the cache. The function sees the change through state it shares with the hook.
+  std::function<void()> rotate{};
+};
+
+/// Times candidates with CUDA events: `policy.warmup` untimed runs, then `policy.runs` runs each
+/// between two events on `options.stream`, optionally with an L2 flush before each timed run.
+/// Returns milliseconds per timed run.
+///
+/// After every run it checks `cudaGetLastError`, and after the last one it waits for the stream;
+/// a CUDA error there is thrown as `check` does (see error.hpp): a bad launch fails only the
+/// candidate, an illegal address stops tuning with `fatal_candidate_error`.
+///
+/// CUDA is touched only by the first measurement (events, flush buffer), on the device current at
+/// that time; a later measurement on another device makes them again there. A measurer may be
+/// shared by tuners; measurements are serialised.
+///
+/// \code
+/// tunekit::tuner_options o;
+/// o.measurer = std::make_shared<tunekit::cuda::event_measurer>(
+///     tunekit::cuda::event_measurer_options{.stream = stream, .flush_l2 = true});
+/// \endcode
+class event_measurer final : public tunekit::measurer {
+public:
+  explicit event_measurer(event_measurer_options options = {});
+  ~event_measurer() override;
+
+  [[nodiscard]] std::vector<double> measure(const candidate_info &info,
+                                            detail::function_ref<void()> run,
+                                            const measure_policy &policy) override;
+  /// "cuda".
+  [[nodiscard]] std::string name() const override { return "cuda"; }
+
+  [[nodiscard]] const event_measurer_options &options() const noexcept { return m_options; }
+  /// Bytes of the flush buffer; 0 until a measurement has flushed.
+  [[nodiscard]] std::size_t flush_bytes() const noexcept;
+
+private:
+  struct resources;
+  event_measurer_options m_options;
+  std::unique_ptr<resources> m_resources;
+};
+
+} // namespace tunekit::cuda
