@@ -1,0 +1,299 @@
+#include "sha256.hpp"
+
+#include <tunekit/contextual.hpp>
+#include <tunekit/error.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+namespace tunekit {
+
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+std::atomic<contextual_tuner *> g_active{nullptr};
+
+std::string now_utc() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+} // namespace
+
+struct contextual_tuner::impl {
+  // One (kernel, key) registered in the current contextual call.
+  struct entry {
+    tuner *kernel = nullptr;
+    key k;
+    std::vector<config> candidates;
+    std::vector<double> means;        // +inf: failed or not measured
+    std::vector<std::string> reasons; // why a candidate failed
+    std::size_t cursor = 0;           // candidate being measured
+    int rounds = 0;                   // launches of the current candidate so far
+    std::vector<double> samples;      // timed launches of the current candidate
+    bool done = false;
+    std::ptrdiff_t best = -1; // best valid candidate so far (index)
+  };
+
+  contextual_options opts;
+  environment env;
+  log_sink log;
+  single_process_communicator single;
+  std::vector<entry> entries;
+  bool progressed = false;
+  std::ofstream log_file;
+  std::vector<std::pair<std::string, config>> winners;
+
+  explicit impl(contextual_options o)
+      : opts(std::move(o)), env(opts.env ? *opts.env : environment::from_env()),
+        log(opts.log ? opts.log : default_log_sink()) {
+    if (opts.n_repeat < 1 || opts.n_warmup < 0) {
+      throw error("contextual tuner: n_repeat must be at least 1 and n_warmup not negative");
+    }
+  }
+
+  communicator &comm() { return opts.comm != nullptr ? *opts.comm : single; }
+
+  [[nodiscard]] static std::string name_of(const entry &e) {
+    return "kernel '" + e.kernel->name() + "', key " + e.k.to_string();
+  }
+
+  void write_log(const std::string &line) {
+    if (!log_file.is_open()) {
+      std::error_code ec;
+      std::filesystem::create_directories(env.log_dir, ec);
+      const auto path = env.log_dir / ("rank-" + std::to_string(comm().rank()) + ".log");
+      log_file.open(path, std::ios::app);
+      if (!log_file) {
+        log(log_level::warning, "contextual tuner: cannot open log " + path.string());
+        return;
+      }
+    }
+    log_file << now_utc() << " " << line << "\n";
+    log_file.flush();
+  }
+
+  void advance(entry &e) {
+    e.cursor++;
+    e.rounds = 0;
+    e.samples.clear();
+    if (e.cursor >= e.candidates.size()) {
+      e.done = true;
+    }
+  }
+};
+
+contextual_tuner::contextual_tuner(contextual_options options)
+    : m(std::make_unique<impl>(std::move(options))) {}
+
+contextual_tuner::~contextual_tuner() { abort(); }
+
+contextual_tuner *contextual_tuner::active() noexcept {
+  return g_active.load(std::memory_order_acquire);
+}
+
+void contextual_tuner::begin() {
+  contextual_tuner *expected = nullptr;
+  if (!g_active.compare_exchange_strong(expected, this, std::memory_order_acq_rel)) {
+    throw error(expected == this
+                    ? "contextual tuner: it is already running (nested call)"
+                    : "contextual tuner: another contextual tuner is active; only one "
+                      "may run at a time (nested or concurrent calls are not allowed)");
+  }
+  m->entries.clear();
+  m->progressed = false;
+}
+
+contextual_tuner::plan contextual_tuner::plan_launch(tuner &t, const key &k) {
+  impl &s = *m;
+  for (std::size_t i = 0; i < s.entries.size(); ++i) {
+    impl::entry &e = s.entries[i];
+    if (e.kernel != &t || !(e.k == k)) {
+      continue;
+    }
+    if (!e.done) {
+      return plan{&e.candidates[e.cursor], i, true};
+    }
+    if (e.best < 0) {
+      throw detail::abandon_run{}; // nothing valid to launch; finish() reports it
+    }
+    // Finished: keep its winner while the other kernels go on.
+    return plan{&e.candidates[static_cast<std::size_t>(e.best)], i, false};
+  }
+  if (const config *winner = t.find(k)) {
+    return plan{winner, 0, false}; // tuned before: nothing to do
+  }
+  impl::entry e;
+  e.kernel = &t;
+  e.k = k;
+  e.candidates = t.space().configs();
+  e.means.assign(e.candidates.size(), infinity);
+  e.reasons.assign(e.candidates.size(), "");
+  s.entries.push_back(std::move(e));
+  s.write_log(impl::name_of(s.entries.back()) + ": registered with " +
+              std::to_string(s.entries.back().candidates.size()) + " candidates");
+  return plan{&s.entries.back().candidates.front(), s.entries.size() - 1, true};
+}
+
+const config *contextual_tuner::fallback(const plan &p) const noexcept {
+  const impl::entry &e = m->entries[p.entry];
+  return e.best >= 0 ? &e.candidates[static_cast<std::size_t>(e.best)] : nullptr;
+}
+
+bool contextual_tuner::measure_launch(const plan &p, detail::function_ref<void()> run) {
+  impl &s = *m;
+  impl::entry &e = s.entries[p.entry];
+  const std::size_t index = e.cursor;
+  const config &c = e.candidates[index];
+  s.progressed = true;
+  try {
+    const auto samples = e.kernel->measurer().measure(
+        candidate_info{e.kernel->name(), e.k, c, index, e.candidates.size()}, run,
+        measure_policy{.warmup = 0, .runs = 1, .stat = statistic::mean});
+    const double t = summarize(samples).mean;
+    e.rounds++;
+    const bool timed = e.rounds > s.opts.n_warmup;
+    if (timed) {
+      e.samples.push_back(t);
+    }
+    s.write_log(impl::name_of(e) + ": config #" + std::to_string(index) + " [" + c.to_string() +
+                "] round " + std::to_string(e.rounds) + (timed ? " timed " : " warmup ") +
+                std::to_string(t) + " ms");
+    if (e.rounds == s.opts.n_warmup + s.opts.n_repeat) {
+      const double mean = std::accumulate(e.samples.begin(), e.samples.end(), 0.0) /
+                          static_cast<double>(e.samples.size());
+      e.means[index] = mean;
+      if (e.best < 0 || mean < e.means[static_cast<std::size_t>(e.best)]) {
+        e.best = static_cast<std::ptrdiff_t>(index);
+      }
+      s.write_log(impl::name_of(e) + ": config #" + std::to_string(index) + " mean " +
+                  std::to_string(mean) + " ms");
+      if (s.opts.verbose) {
+        s.log(log_level::info, impl::name_of(e) + ": candidate " + std::to_string(index + 1) + "/" +
+                                   std::to_string(e.candidates.size()) + " [" + c.to_string() +
+                                   "] " + std::to_string(mean) + " ms in context");
+      }
+      s.advance(e);
+    }
+    return true;
+  } catch (const fatal_candidate_error &err) {
+    s.write_log(impl::name_of(e) + ": config #" + std::to_string(index) + " fatal: " + err.what());
+    throw fatal_candidate_error("contextual tuner, " + impl::name_of(e) + ": candidate #" +
+                                std::to_string(index) + " (" + c.to_string() +
+                                ") left the device unusable: " + err.what());
+  } catch (const std::exception &err) {
+    e.reasons[index] = err.what();
+  } catch (...) {
+    e.reasons[index] = "unknown exception";
+  }
+  s.write_log(impl::name_of(e) + ": config #" + std::to_string(index) + " [" + c.to_string() +
+              "] failed: " + e.reasons[index]);
+  s.advance(e);
+  return false;
+}
+
+bool contextual_tuner::after_run() {
+  impl &s = *m;
+  if (!s.progressed) {
+    for (const auto &e : s.entries) {
+      if (!e.done) {
+        throw error("contextual tuner: " + impl::name_of(e) +
+                    " was registered but not launched in the last run of the outer function");
+      }
+    }
+  }
+  s.progressed = false;
+  return std::any_of(s.entries.begin(), s.entries.end(),
+                     [](const impl::entry &e) { return !e.done; });
+}
+
+bool contextual_tuner::has_work() const noexcept { return !m->entries.empty(); }
+
+void contextual_tuner::finish() {
+  impl &s = *m;
+  s.winners.clear();
+  try {
+    if (s.opts.is_dist && s.comm().size() > 1) {
+      // Every rank must have registered the same kernels, keys and candidate counts, in order.
+      std::string text;
+      std::vector<double> all;
+      for (const auto &e : s.entries) {
+        text += impl::name_of(e) + "|" + std::to_string(e.candidates.size()) + ";";
+        all.insert(all.end(), e.means.begin(), e.means.end());
+      }
+      const std::string hex = detail::sha256_hex(text);
+      double lo[2] = {static_cast<double>(std::stoull(hex.substr(0, 12), nullptr, 16)),
+                      static_cast<double>(all.size())};
+      double hi[2] = {lo[0], lo[1]};
+      s.comm().all_reduce_min(lo);
+      s.comm().all_reduce_max(hi);
+      if (lo[0] != hi[0] || lo[1] != hi[1]) {
+        throw error("contextual tuner: the ranks registered different kernels or keys; all ranks "
+                    "must run the same tunable kernels in the same order");
+      }
+      s.comm().all_reduce_max(all);
+      std::size_t at = 0;
+      for (auto &e : s.entries) {
+        for (std::size_t i = 0; i < e.means.size(); ++i, ++at) {
+          if (std::isfinite(e.means[i]) && !std::isfinite(all[at])) {
+            e.reasons[i] = "failed on another rank";
+          }
+          e.means[i] = all[at];
+        }
+      }
+    }
+    for (auto &e : s.entries) {
+      std::ptrdiff_t best = -1;
+      for (std::size_t i = 0; i < e.means.size(); ++i) {
+        if (std::isfinite(e.means[i]) &&
+            (best < 0 || e.means[i] < e.means[static_cast<std::size_t>(best)])) {
+          best = static_cast<std::ptrdiff_t>(i);
+        }
+      }
+      if (best < 0) {
+        std::string msg = "cannot find valid config for " + impl::name_of(e) + ":";
+        for (std::size_t i = 0; i < e.candidates.size(); ++i) {
+          msg += "\n  [" + e.candidates[i].to_string() + "] " + e.reasons[i];
+        }
+        s.write_log(msg);
+        throw error(msg);
+      }
+      const config &w = e.candidates[static_cast<std::size_t>(best)];
+      e.kernel->remember(e.k, w);
+      s.winners.emplace_back(impl::name_of(e), w);
+      s.write_log(impl::name_of(e) + ": best config #" + std::to_string(best) + " [" +
+                  w.to_string() + "] " + std::to_string(e.means[static_cast<std::size_t>(best)]) +
+                  " ms");
+      if (s.opts.verbose) {
+        s.log(log_level::info, impl::name_of(e) + ": winner in context [" + w.to_string() + "]");
+      }
+    }
+  } catch (...) {
+    abort();
+    throw;
+  }
+  abort();
+}
+
+void contextual_tuner::abort() noexcept {
+  contextual_tuner *expected = this;
+  g_active.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+}
+
+std::vector<std::pair<std::string, config>> contextual_tuner::last_winners() const {
+  return m->winners;
+}
+
+} // namespace tunekit
