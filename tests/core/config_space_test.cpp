@@ -1,3 +1,5 @@
+#include "test_support.hpp"
+
 #include <tunekit/config_space.hpp>
 #include <tunekit/error.hpp>
 

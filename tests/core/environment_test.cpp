@@ -1,6 +1,8 @@
 // The only test file that touches the process environment: each test saves the variables it sets
 // and restores them, so the rest of the suite never depends on the order tests run in.
 
+#include "test_support.hpp"
+
 #include <tunekit/environment.hpp>
 
 #include <gtest/gtest.h>

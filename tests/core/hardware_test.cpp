@@ -1,3 +1,5 @@
+#include "test_support.hpp"
+
 #include <tunekit/hardware.hpp>
 
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+#include "test_support.hpp"
+
 #include <tunekit/key.hpp>
 
 #include <gtest/gtest.h>

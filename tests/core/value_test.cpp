@@ -1,3 +1,5 @@
+#include "test_support.hpp"
+
 #include <tunekit/error.hpp>
 #include <tunekit/value.hpp>
 
