@@ -95,8 +95,10 @@ public:
   /// Where the winner cache entry of `k` lives (whether or not it exists).
   [[nodiscard]] std::filesystem::path cache_path(const key &k) const;
 
-  /// Hot path: the in-process winner of `k`, or nullptr.
-  [[nodiscard]] const config *find(const key &k) const noexcept;
+  /// The in-process winner of `k`, or nullptr. `hot` is the call path of `tuned_function`: a hit
+  /// is recorded as the last source (memory), and when every call is verbose (`TUNEKIT_VERBOSE`)
+  /// it returns nullptr so that `resolve` reports the hit.
+  [[nodiscard]] const config *find(const key &k, bool hot = false) const noexcept;
 
   /// Full resolution of `k` (memory, cache, search). `prune` says whether a candidate is kept;
   /// `run` calls the tuned function once with a candidate; `check` validates the output of the last
@@ -180,7 +182,7 @@ public:
     }
     const key k = make_key(std::as_const(args)...);
     if (o.pinned.empty() && !o.verbose) [[likely]] {
-      if (const config *c = m_tuner->find(k)) [[likely]] {
+      if (const config *c = m_tuner->find(k, true)) [[likely]] {
         return std::invoke(m_fn, args..., *c);
       }
     }

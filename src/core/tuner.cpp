@@ -390,7 +390,19 @@ std::filesystem::path tuner::cache_path(const key &k) const {
   return m->cache.entry_path(identity(), m->hw, k);
 }
 
-const config *tuner::find(const key &k) const noexcept { return m->recall(k); }
+const config *tuner::find(const key &k, bool hot) const noexcept {
+  if (!hot) {
+    return m->recall(k);
+  }
+  if (m->env.verbose) {
+    return nullptr;
+  }
+  const config *c = m->recall(k);
+  if (c != nullptr && m->last.load(std::memory_order_relaxed) != source::memory) {
+    m->last.store(source::memory, std::memory_order_relaxed);
+  }
+  return c;
+}
 
 const config &tuner::resolve(const key &k, const call_options &o,
                              detail::function_ref<bool(const config &)> prune,
