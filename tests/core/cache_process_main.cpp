@@ -1,0 +1,75 @@
+// Helper of multi_process_test: one process that tunes a host function against the winner cache
+// in the directory given on its command line, then prints where the winner came from.
+//
+//   tunekit_cache_process <cache_dir> [n]
+//   -> source=search measured=6 winner=[BLOCK=512, num_warps=4]
+//
+// The measurer is simulated (a cost of the config, seeded noise), so every process that searches
+// picks the same winner; the environment is not read, so only the command line matters.
+
+#include <tunekit/tunekit.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+
+namespace {
+
+double cost(const tunekit::config &c, const tunekit::key & /*k*/) {
+  const auto block = c.get_int("BLOCK");
+  const double base = block == 512 ? 1.0 : block == 1024 ? 2.0 : block == 256 ? 3.0 : 4.0;
+  return base + (c.get_int("num_warps") == 8 ? 0.5 : 0.0);
+}
+
+// The tuned host function: y = 2 * x over n elements, in blocks (the block size is its config).
+double scale_sum(std::int64_t n, const tunekit::config &c) {
+  const std::int64_t block = c.get_int("BLOCK");
+  double sum = 0;
+  for (std::int64_t start = 0; start < n; start += block) {
+    for (std::int64_t i = start; i < std::min(start + block, n); ++i) {
+      sum += 2.0 * static_cast<double>(i);
+    }
+  }
+  return sum;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s <cache_dir> [n]\n", argv[0]);
+    return 2;
+  }
+  try {
+    const std::int64_t n = argc > 2 ? std::stoll(argv[2]) : 1024;
+    auto meas = std::make_shared<tunekit::simulated_measurer>(cost, 0.02, 11);
+    tunekit::environment env;
+    env.cache_dir = argv[1];
+    tunekit::tuner_options o;
+    o.version = "multi-process-v1";
+    o.measurer = meas;
+    o.env = env;
+    o.policy = {.warmup = 1, .runs = 2};
+    o.log = [](tunekit::log_level level, std::string_view msg) {
+      std::fprintf(stderr, "[%s] %.*s\n", level == tunekit::log_level::info ? "info" : "warning",
+                   static_cast<int>(msg.size()), msg.data());
+    };
+    auto tuned = tunekit::autotune(
+        "multi_process.scale",
+        tunekit::config_space::product({{"BLOCK", {256, 512, 1024, 2048}}, {"num_warps", {4, 8}}}),
+        [](std::int64_t len) { return tunekit::key{len}; },
+        [](const tunekit::config &c, std::int64_t len) { return c.get_int("BLOCK") <= len; },
+        scale_sum, o);
+    const double sum = tuned(n);
+    const double expected = static_cast<double>(n) * static_cast<double>(n - 1);
+    const tunekit::config *winner = tuned.tuner().find(tunekit::key{n});
+    std::printf("source=%s measured=%zu winner=[%s]\n",
+                std::string(tunekit::to_string(tuned.tuner().last_source())).c_str(),
+                meas->candidates_measured(), winner != nullptr ? winner->to_string().c_str() : "");
+    return sum == expected ? 0 : 3;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
