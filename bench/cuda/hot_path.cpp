@@ -4,7 +4,8 @@
 //
 // Calls are timed in batches of `batch` launches on the host clock; the stream is drained between
 // batches (outside the timed region) so the launch queue never fills and the host never waits for
-// the GPU. The variants' batches interleave; the figure is the median batch, per call.
+// the GPU. The variants' batches interleave; the added time is the median over rounds of the
+// difference between the two variants' batches of that round, per call.
 // A second pair of loops times the dispatch alone (a function that launches nothing), where
 // tunekit's own cost is not hidden by the driver's.
 //
@@ -40,10 +41,11 @@ double median(std::vector<double> v) {
 }
 
 // Times batches of `batch` calls of each function in turn (the first one of a round moves along
-// each round), draining with `drain` after every batch, outside the timed region; returns the
-// median ns per call of each function.
+// each round), draining with `drain` after every batch, outside the timed region; returns the ns
+// per call of every batch, by function and round.
 template <class D, class... F>
-std::array<double, sizeof...(F)> interleave(D &&drain, int rounds, int batch, F &...fns) {
+std::array<std::vector<double>, sizeof...(F)> interleave(D &&drain, int rounds, int batch,
+                                                         F &...fns) {
   constexpr std::size_t count = sizeof...(F);
   std::array<std::vector<double>, count> times;
   auto time = [&](auto &f) {
@@ -62,11 +64,16 @@ std::array<double, sizeof...(F)> interleave(D &&drain, int rounds, int batch, F 
       ((i++ == which ? times[which].push_back(time(fns)) : void()), ...);
     }
   }
-  std::array<double, count> out{};
-  for (std::size_t i = 0; i < count; ++i) {
-    out[i] = median(times[i]);
+  return times;
+}
+
+// Median of the per-round differences b - a: drift over the run (clocks, other load) cancels.
+double paired_added(const std::vector<double> &a, const std::vector<double> &b) {
+  std::vector<double> d(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d[i] = b[i] - a[i];
   }
-  return out;
+  return median(d);
 }
 
 [[gnu::noinline]] void dispatch_only(const float *x, float *y, float alpha, std::int64_t n,
@@ -118,7 +125,7 @@ int main(int argc, char **argv) {
   };
   auto with_config = [&] { example::scale(x.get(), y.get(), 2.5f, n, stream, winner); };
   auto via_tunekit = [&] { tuned(x.get(), y.get(), 2.5f, n, stream); };
-  constexpr int rounds = 400;
+  constexpr int rounds = 1000;
   constexpr int batch = 100;
   static_cast<void>(interleave(drain, 20, batch, direct, with_config, via_tunekit)); // warm-up
   const auto launch = interleave(drain, rounds, batch, direct, with_config, via_tunekit);
@@ -142,16 +149,16 @@ int main(int argc, char **argv) {
       {"winner", winner.to_string()},
       {"rounds", rounds},
       {"batch", batch},
-      {"launch_direct_us", launch[0] / 1e3},
-      {"launch_with_config_us", launch[1] / 1e3},
-      {"launch_tuned_us", launch[2] / 1e3},
-      {"launch_added_us", (launch[2] - launch[0]) / 1e3},
-      {"launch_added_us_repeat", (launch2[2] - launch2[0]) / 1e3},
-      {"launch_added_over_config_us", (launch[2] - launch[1]) / 1e3},
-      {"launch_added_over_config_us_repeat", (launch2[2] - launch2[1]) / 1e3},
-      {"dispatch_direct_ns", dispatch[0]},
-      {"dispatch_tuned_ns", dispatch[1]},
-      {"dispatch_added_us", (dispatch[1] - dispatch[0]) / 1e3},
+      {"launch_direct_us", median(launch[0]) / 1e3},
+      {"launch_with_config_us", median(launch[1]) / 1e3},
+      {"launch_tuned_us", median(launch[2]) / 1e3},
+      {"launch_added_us", paired_added(launch[0], launch[2]) / 1e3},
+      {"launch_added_us_repeat", paired_added(launch2[0], launch2[2]) / 1e3},
+      {"launch_added_over_config_us", paired_added(launch[1], launch[2]) / 1e3},
+      {"launch_added_over_config_us_repeat", paired_added(launch2[1], launch2[2]) / 1e3},
+      {"dispatch_direct_ns", median(dispatch[0])},
+      {"dispatch_tuned_ns", median(dispatch[1])},
+      {"dispatch_added_us", paired_added(dispatch[0], dispatch[1]) / 1e3},
   };
   std::printf("%s\n", j.dump(2).c_str());
   if (!out_path.empty()) {

@@ -61,16 +61,20 @@ def tune(x, y, alpha, n):
     return kernel, wall_ms, {"BLOCK": best.kwargs["BLOCK"], "threads": 32 * best.num_warps}
 
 
-def host_us_per_call(fn, calls=2000, repeats=7):
-    samples = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - t0) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(samples)
+def host_us_per_call(fns, calls=1000, rounds=21):
+    """Host time per call of each function in `fns`, in batches of `calls` that interleave (the
+    first function of a round moves along each round); the median batch of each, in us."""
+    samples = [[] for _ in fns]
+    for r in range(rounds):
+        for slot in range(len(fns)):
+            which = (slot + r) % len(fns)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fns[which]()
+            samples[which].append((time.perf_counter() - t0) / calls * 1e6)
+            torch.cuda.synchronize()
+    return [statistics.median(s) for s in samples]
 
 
 def main():
@@ -125,10 +129,11 @@ def main():
     ys = torch.empty_like(xs)
     small_kernel, _, small_winner = tune(xs, ys, alpha, small)
     gs = grid(small)
-    tuned_us = host_us_per_call(lambda: small_kernel[gs](xs, ys, alpha, small))
-    direct_us = host_us_per_call(
-        lambda: scale_kernel[gs](xs, ys, alpha, small, BLOCK=small_winner["BLOCK"],
-                                 num_warps=small_winner["threads"] // 32))
+    block, warps = small_winner["BLOCK"], small_winner["threads"] // 32
+    tuned_us, direct_us = host_us_per_call([
+        lambda: small_kernel[gs](xs, ys, alpha, small),
+        lambda: scale_kernel[gs](xs, ys, alpha, small, BLOCK=block, num_warps=warps),
+    ])
     result["hot_path"] = {
         "n": small,
         "tuned_us": tuned_us,

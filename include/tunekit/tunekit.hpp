@@ -5,6 +5,7 @@
 #include <tunekit/communicator.hpp>
 #include <tunekit/config.hpp>
 #include <tunekit/config_space.hpp>
+#include <tunekit/contextual.hpp>
 #include <tunekit/environment.hpp>
 #include <tunekit/error.hpp>
 #include <tunekit/hardware.hpp>

@@ -122,6 +122,11 @@ public:
   [[nodiscard]] std::optional<cache_entry> last_search() const;
   /// Drops the in-process winners (not thread-safe against concurrent calls).
   void forget();
+  /// The measurer this tuner times candidates with.
+  [[nodiscard]] tunekit::measurer &measurer() const noexcept;
+  /// Makes `c` the in-process winner of `k` (the contextual tuner hands its winners over this way).
+  /// Returns the stored config, valid for the tuner's lifetime.
+  const config &remember(const key &k, const config &c);
 
 private:
   struct impl;
@@ -171,6 +176,18 @@ public:
   }
 
   [[nodiscard]] tunekit::tuner &tuner() const noexcept { return *m_tuner; }
+  /// The wrapped function.
+  [[nodiscard]] const Fn &function() const noexcept { return m_fn; }
+
+  /// The key of these arguments; an exception of key_fn becomes a `tunekit::error` naming the
+  /// tuner.
+  template <class... Args> [[nodiscard]] key key_of(const Args &...args) const {
+    try {
+      return key(std::invoke(m_key_fn, args...));
+    } catch (...) {
+      m_tuner->key_fn_failed(std::current_exception());
+    }
+  }
 
   template <class... Args> decltype(auto) call(const call_options &o, Args &...args) {
     if (!o.autotune) [[unlikely]] {
@@ -180,7 +197,7 @@ public:
       const config c = m_tuner->disabled_config(o);
       return std::invoke(m_fn, args..., c);
     }
-    const key k = make_key(std::as_const(args)...);
+    const key k = key_of(std::as_const(args)...);
     if (o.pinned.empty() && !o.verbose) [[likely]] {
       if (const config *c = m_tuner->find(k, true)) [[likely]] {
         return std::invoke(m_fn, args..., *c);
@@ -205,14 +222,6 @@ private:
       return self->call(opts, args...);
     }
   };
-
-  template <class... Args> key make_key(const Args &...args) const {
-    try {
-      return key(std::invoke(m_key_fn, args...));
-    } catch (...) {
-      m_tuner->key_fn_failed(std::current_exception());
-    }
-  }
 
   std::shared_ptr<tunekit::tuner> m_tuner;
   Fn m_fn;

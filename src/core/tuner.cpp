@@ -490,4 +490,8 @@ std::optional<cache_entry> tuner::last_search() const {
 
 void tuner::forget() { m->memory.clear(); }
 
+measurer &tuner::measurer() const noexcept { return *m->meas; }
+
+const config &tuner::remember(const key &k, const config &c) { return m->remember(k, c); }
+
 } // namespace tunekit

@@ -156,7 +156,7 @@ TEST_F(event_measurer_test, invalid_launch_configuration_fails_only_the_candidat
 TEST_F(event_measurer_test, launch_errors_are_caught_even_when_the_function_does_not_check) {
   device_buffer out(4096);
   event_measurer m({.stream = stream()});
-  auto unchecked = [&] { static_cast<void>(launch_fill(out.get(), 4096, 1.0f, 4096, stream())); };
+  auto unchecked = [&] { launch_fill_unchecked(out.get(), 4096, 1.0f, 4096, stream()); };
   const std::string msg =
       message_of<tunekit::error>([&] { static_cast<void>(measure(m, unchecked, policy(0, 2))); });
   EXPECT_TRUE(names_bad_block_size(msg)) << msg;

@@ -71,6 +71,13 @@ cudaError_t launch_fill(float *out, std::size_t n, float value, int threads, cud
   return cudaGetLastError();
 }
 
+void launch_fill_unchecked(float *out, std::size_t n, float value, int threads,
+                           cudaStream_t stream) {
+  const auto per_block = static_cast<std::size_t>(threads > 0 ? threads : 1);
+  const auto blocks = static_cast<unsigned>((n + per_block - 1) / per_block);
+  fill_kernel<<<blocks == 0 ? 1 : blocks, threads, 0, stream>>>(out, n, value);
+}
+
 cudaError_t launch_shared(std::size_t bytes, cudaStream_t stream) {
   shared_kernel<<<1, 32, bytes, stream>>>(nullptr);
   return cudaGetLastError();

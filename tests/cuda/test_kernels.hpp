@@ -16,6 +16,11 @@ cudaError_t launch_spin(std::uint64_t ns, cudaStream_t stream);
 /// configuration).
 cudaError_t launch_fill(float *out, std::size_t n, float value, int threads, cudaStream_t stream);
 
+/// `launch_fill` without reading the launch's error afterwards, as code that does not check its
+/// launches would; the error stays pending for the next `cudaGetLastError`.
+void launch_fill_unchecked(float *out, std::size_t n, float value, int threads,
+                           cudaStream_t stream);
+
 /// A kernel that asks for `bytes` of dynamic shared memory.
 cudaError_t launch_shared(std::size_t bytes, cudaStream_t stream);
 
