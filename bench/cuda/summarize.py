@@ -57,9 +57,11 @@ def main():
     ctest = ""
     try:
         with open(os.path.join(out, "ctest_gpu.log")) as f:
-            m = re.search(r"(\d+)% tests passed, (\d+) tests failed out of (\d+)", f.read())
+            # "88% tests passed, 3 tests failed out of 24" or "100% tests passed out of 24".
+            m = re.search(r"\d+% tests passed(?:, (\d+) tests failed)? out of (\d+)", f.read())
             if m:
-                ctest = f"{int(m.group(3)) - int(m.group(2))}/{m.group(3)} passed"
+                failed = int(m.group(1) or 0)
+                ctest = f"{int(m.group(2)) - failed}/{m.group(2)} passed"
     except OSError:
         pass
     summary["gpu_tests"] = ctest or "n/a"

@@ -107,6 +107,9 @@ struct event_measurer::resources {
 event_measurer::event_measurer(event_measurer_options options)
     : m_options(std::move(options)), m_resources(std::make_unique<resources>()) {}
 
+event_measurer::event_measurer(cudaStream_t stream)
+    : event_measurer(event_measurer_options{.stream = stream}) {}
+
 event_measurer::~event_measurer() = default;
 
 std::size_t event_measurer::flush_bytes() const noexcept {

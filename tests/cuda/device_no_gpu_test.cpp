@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <string>
 
 namespace {
@@ -26,6 +27,16 @@ TEST(cuda_device, availability_never_throws) {
   bool available = false;
   EXPECT_NO_THROW(available = tunekit::cuda::device_available());
   EXPECT_EQ(available, tunekit::cuda::device_count() > 0);
+}
+
+TEST(cuda_device, building_a_measurer_touches_no_cuda) {
+  // A stream handle that was never created: fine as long as nothing is measured.
+  auto *stream = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000});
+  const tunekit::cuda::event_measurer m(stream);
+  EXPECT_EQ(m.options().stream, stream);
+  EXPECT_FALSE(m.options().flush_l2);
+  EXPECT_EQ(m.flush_bytes(), 0u);
+  EXPECT_EQ(m.name(), "cuda");
 }
 
 TEST(cuda_device, without_a_device_identity_and_measurement_are_errors) {

@@ -51,6 +51,8 @@ struct event_measurer_options {
 class event_measurer final : public tunekit::measurer {
 public:
   explicit event_measurer(event_measurer_options options = {});
+  /// Times on `stream` with the other options at their defaults.
+  explicit event_measurer(cudaStream_t stream);
   ~event_measurer() override;
 
   [[nodiscard]] std::vector<double> measure(const candidate_info &info,
