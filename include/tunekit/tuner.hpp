@@ -7,6 +7,7 @@
 ///
 /// The machinery lives in the non-template `tuner` (compiled once); `tuned_function` only forwards.
 
+#include <tunekit/artifact.hpp>
 #include <tunekit/communicator.hpp>
 #include <tunekit/config_space.hpp>
 #include <tunekit/detail/function_ref.hpp>
@@ -14,11 +15,13 @@
 #include <tunekit/hardware.hpp>
 #include <tunekit/key.hpp>
 #include <tunekit/log.hpp>
+#include <tunekit/lookup_table.hpp>
 #include <tunekit/measure.hpp>
 #include <tunekit/winner_cache.hpp>
 
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +78,23 @@ struct tuner_options {
   communicator *comm = nullptr;
   /// false: never read or write the winner cache on disk (in-process winners only).
   bool use_disk_cache = true;
+  /// Name of this tuner's offline artifacts (1-64 letters, digits, `.`, `_`, `-`; checked when the
+  /// tuner is built). With `env.artifact_dir` set, a call without a winner serves the matching
+  /// artifact; `TUNEKIT_ALWAYS_TUNE=1` writes it. Empty: no artifacts. See docs/artifacts.md.
+  std::string artifact_name{};
+  /// Names of the key's values, in order (e.g. `{"N", "dtype"}`): recorded in artifacts, which may
+  /// not set them. Optional.
+  std::vector<std::string> key_names{};
+  /// Lookup table of this tuner; null: the file `env.lookup_table` names, read when the tuner is
+  /// built (none when that is empty). See docs/lookup_tables.md.
+  std::shared_ptr<const tunekit::lookup_table> lookup_table{};
+  /// Op name ending the lookup table keys; empty: the tuner's name.
+  std::string op_name{};
+  /// Additional params of the lookup table keys (the call's pinned values are added to them).
+  config table_params{};
+  /// template_id -> current source hash of that template; a table entry recorded with another
+  /// hash is dropped with a warning.
+  std::map<std::string, std::string> template_hashes{};
 };
 
 /// The type-erased tuner: config space, winners in memory, winner cache, measurement.
@@ -100,13 +120,19 @@ public:
   /// it returns nullptr so that `resolve` reports the hit.
   [[nodiscard]] const config *find(const key &k, bool hot = false) const noexcept;
 
-  /// Full resolution of `k` (memory, cache, search). `prune` says whether a candidate is kept;
+  /// Full resolution of `k` (memory, cache, artifact, lookup table, default, search; see
+  /// docs/artifacts.md). `default_fn`, when given, answers after the artifact and the table.
+  /// `prune` says whether a candidate is kept;
   /// `run` calls the tuned function once with a candidate; `check` validates the output of the last
   /// run (false: "wrong result"). Throws `tunekit::error` when nothing valid is left.
   const config &resolve(const key &k, const call_options &o,
                         detail::function_ref<bool(const config &)> prune,
                         detail::function_ref<void(const config &)> run,
-                        detail::function_ref<bool(const config &)> check);
+                        detail::function_ref<bool(const config &)> check,
+                        const detail::function_ref<config()> *default_fn = nullptr);
+
+  /// The lookup table this tuner consults, or nullptr.
+  [[nodiscard]] const tunekit::lookup_table *table() const noexcept;
 
   /// The config of an `autotune=false` call: the space's first config with the pinned values.
   [[nodiscard]] config disabled_config(const call_options &o) const;
@@ -145,14 +171,19 @@ struct no_check {
   template <class... Args> bool operator()(const Args &.../*args*/) const { return true; }
 };
 
+/// Marks a tuned function without a default function.
+struct no_default {};
+
 /// The callable `autotune` returns: `fn(args..., config)` with the config resolved per key.
-template <class Fn, class KeyFn, class PruneFn, class CheckFn = no_check>
+template <class Fn, class KeyFn, class PruneFn, class CheckFn = no_check,
+          class DefaultFn = no_default>
 class tuned_function final {
 public:
   tuned_function(std::shared_ptr<tunekit::tuner> t, Fn fn, KeyFn key_fn, PruneFn prune_fn,
-                 CheckFn check_fn = {})
+                 CheckFn check_fn = {}, DefaultFn default_fn = {})
       : m_tuner(std::move(t)), m_fn(std::move(fn)), m_key_fn(std::move(key_fn)),
-        m_prune_fn(std::move(prune_fn)), m_check_fn(std::move(check_fn)) {}
+        m_prune_fn(std::move(prune_fn)), m_check_fn(std::move(check_fn)),
+        m_default_fn(std::move(default_fn)) {}
 
   /// Resolves the config for these arguments' key and returns `fn(args..., config)`.
   template <class... Args> decltype(auto) operator()(Args &&...args) {
@@ -165,8 +196,16 @@ public:
   /// A copy that validates each candidate's output after it is measured:
   /// `check(const args&..., const config&) -> bool`; false marks it "wrong result".
   template <class C> [[nodiscard]] auto with_check(C check) const {
-    return tuned_function<Fn, KeyFn, PruneFn, C>(m_tuner, m_fn, m_key_fn, m_prune_fn,
-                                                 std::move(check));
+    return tuned_function<Fn, KeyFn, PruneFn, C, DefaultFn>(m_tuner, m_fn, m_key_fn, m_prune_fn,
+                                                            std::move(check), m_default_fn);
+  }
+
+  /// A copy with a default: `default_fn(const args&...) -> config`, served when neither a winner,
+  /// an artifact nor a lookup table answers, so that a normal call never searches (only
+  /// `TUNEKIT_ALWAYS_TUNE=1` does). The config must be one of the space.
+  template <class D> [[nodiscard]] auto with_default(D default_fn) const {
+    return tuned_function<Fn, KeyFn, PruneFn, CheckFn, D>(m_tuner, m_fn, m_key_fn, m_prune_fn,
+                                                          m_check_fn, std::move(default_fn));
   }
 
   /// Options used by plain calls.
@@ -210,8 +249,17 @@ public:
     auto check = [&](const config &c) -> bool {
       return static_cast<bool>(std::invoke(m_check_fn, std::as_const(args)..., c));
     };
-    const config &c = m_tuner->resolve(k, o, prune, run, check);
-    return std::invoke(m_fn, args..., c);
+    if constexpr (std::is_same_v<DefaultFn, no_default>) {
+      const config &c = m_tuner->resolve(k, o, prune, run, check);
+      return std::invoke(m_fn, args..., c);
+    } else {
+      auto dflt = [&]() -> config {
+        return config(std::invoke(m_default_fn, std::as_const(args)...));
+      };
+      const detail::function_ref<config()> dflt_ref(dflt);
+      const config &c = m_tuner->resolve(k, o, prune, run, check, &dflt_ref);
+      return std::invoke(m_fn, args..., c);
+    }
   }
 
 private:
@@ -228,6 +276,7 @@ private:
   KeyFn m_key_fn;
   PruneFn m_prune_fn;
   CheckFn m_check_fn;
+  [[no_unique_address]] DefaultFn m_default_fn;
   call_options m_defaults;
 };
 

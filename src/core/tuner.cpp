@@ -1,7 +1,9 @@
 #include "sha256.hpp"
 #include "winner_map.hpp"
 
+#include <tunekit/artifact.hpp>
 #include <tunekit/error.hpp>
+#include <tunekit/lookup_table.hpp>
 #include <tunekit/tuner.hpp>
 
 #include <atomic>
@@ -65,6 +67,21 @@ void digest_words(const std::string &text, double out[2]) {
   out[1] = static_cast<double>(std::stoull(hex.substr(12, 12), nullptr, 16));
 }
 
+// Index of the candidate equal to `c` up to the order of its fields, or -1.
+std::ptrdiff_t index_of_equivalent(const std::vector<config> &cands, const config &c) {
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    const config &d = cands[i];
+    if (d.template_id() == c.template_id() && d.size() == c.size() &&
+        std::all_of(d.begin(), d.end(), [&](const field &f) {
+          const value *v = c.find(f.name);
+          return v != nullptr && *v == f.value;
+        })) {
+      return static_cast<std::ptrdiff_t>(i);
+    }
+  }
+  return -1;
+}
+
 } // namespace
 
 struct tuner::impl {
@@ -78,6 +95,9 @@ struct tuner::impl {
   std::shared_ptr<tunekit::measurer> meas;
   winner_cache cache;
   single_process_communicator single;
+
+  std::shared_ptr<const lookup_table> table; // opts.lookup_table, else the file env names
+  std::vector<std::string> templates;        // the template ids of the space
 
   detail::winner_map memory;
 
@@ -96,6 +116,19 @@ struct tuner::impl {
     }
     if (!meas) {
       meas = std::make_shared<host_measurer>();
+    }
+    table = opts.lookup_table;
+    if (!table && !env.lookup_table.empty()) {
+      try {
+        table = std::make_shared<const lookup_table>(lookup_table::load(env.lookup_table));
+      } catch (const error &e) {
+        throw error("tuner '" + name + "': TUNEKIT_LOOKUP_TABLE: " + e.what());
+      }
+    }
+    for (const auto &c : space) {
+      if (std::find(templates.begin(), templates.end(), c.template_id()) == templates.end()) {
+        templates.push_back(c.template_id());
+      }
     }
   }
 
@@ -190,6 +223,164 @@ struct tuner::impl {
     return it - cands.begin();
   }
 
+  // The serving sources after the winner cache: artifact, lookup table, default (none of them
+  // under TUNEKIT_ALWAYS_TUNE=1). Returns the proposal and sets `from`; several table choices
+  // restrict `kept` to them instead (the search then measures those only).
+  std::ptrdiff_t serve(const key &k, const key &k2, const call_options &o,
+                       const std::vector<config> &cands, std::vector<bool> &kept,
+                       const detail::function_ref<config()> *default_fn, std::ptrdiff_t proposal,
+                       source &from, bool verbose) const {
+    if (env.always_tune) {
+      return proposal;
+    }
+    if (proposal < 0) {
+      proposal = from_artifact(k2, o, cands, kept);
+      from = source::artifact;
+    }
+    const std::vector<std::size_t> choices = from_table(k, o, cands, kept, verbose);
+    if (choices.size() > 1) {
+      std::vector<bool> only(kept.size(), false);
+      for (auto i : choices) {
+        only[i] = true;
+      }
+      kept = std::move(only);
+    }
+    if (proposal < 0 && !choices.empty()) {
+      from = source::table;
+      return choices.size() == 1 ? static_cast<std::ptrdiff_t>(choices[0]) : -1;
+    }
+    if (proposal < 0 && default_fn != nullptr) {
+      from = source::default_config;
+      return from_default(k2, o, cands, *default_fn);
+    }
+    return proposal;
+  }
+
+  std::ptrdiff_t from_artifact(const key &k2, const call_options &o,
+                               const std::vector<config> &cands,
+                               const std::vector<bool> &kept) const {
+    if (opts.artifact_name.empty() || env.artifact_dir.empty()) {
+      return -1;
+    }
+    const auto r = load_artifact(env.artifact_dir, opts.artifact_name, k2, device_identity::of(hw));
+    std::string problem = r.problem;
+    std::ptrdiff_t i = -1;
+    if (problem.empty() && !r.found) {
+      problem = "no such file";
+    }
+    if (problem.empty()) {
+      problem = artifact_config_problem(r.found->config, space, o.pinned, opts.key_names);
+    }
+    if (problem.empty()) {
+      i = index_of_equivalent(cands, with_pins(r.found->config, o));
+      problem = i < 0                                ? "its config is not a candidate of this call"
+                : !kept[static_cast<std::size_t>(i)] ? "prune_fn rejects its config for this call"
+                                                     : "";
+    }
+    if (!problem.empty()) {
+      warn(context(k2) + ": ignoring artifact " + r.path.string() + ": " + problem);
+      return -1;
+    }
+    return i;
+  }
+
+  // The kept candidates the lookup table names for this call: device-specific key first.
+  std::vector<std::size_t> from_table(const key &k, const call_options &o,
+                                      const std::vector<config> &cands,
+                                      const std::vector<bool> &kept, bool verbose) const {
+    if (!table) {
+      return {};
+    }
+    config params = opts.table_params;
+    for (const auto &f : o.pinned) {
+      params.set(f.name, f.value);
+    }
+    const std::string p = table_params(params);
+    const std::string op = opts.op_name.empty() ? name : opts.op_name;
+    for (const std::string &tk : {table_key(hw.name, k, p, op), table_key("", k, p, op)}) {
+      const auto *entries = table->find(tk);
+      if (entries == nullptr) {
+        continue;
+      }
+      std::vector<std::size_t> out;
+      for (const auto &e : *entries) {
+        const std::string &id = e.choice.template_id();
+        if (std::find(templates.begin(), templates.end(), id) == templates.end()) {
+          continue; // a template this tuner does not have
+        }
+        const auto h = opts.template_hashes.find(id);
+        if (!e.template_hash.empty() && h != opts.template_hashes.end() &&
+            h->second != e.template_hash) {
+          warn("lookup table key '" + tk + "': dropping stale entry [" + e.choice.to_string() +
+               "]: its template_hash " + e.template_hash + " is not the current " + h->second);
+          continue;
+        }
+        const std::ptrdiff_t i = index_of_equivalent(cands, with_pins(e.choice, o));
+        if (i < 0) {
+          warn("lookup table key '" + tk + "': dropping entry [" + e.choice.to_string() +
+               "]: not a config of the space");
+          continue;
+        }
+        const auto u = static_cast<std::size_t>(i);
+        if (kept[u] && std::find(out.begin(), out.end(), u) == out.end()) {
+          out.push_back(u);
+        }
+      }
+      if (!out.empty()) {
+        if (verbose) {
+          info(context(k) + ": lookup table key '" + tk + "' gives " + std::to_string(out.size()) +
+               (out.size() == 1 ? " choice" : " choices"));
+        }
+        return out;
+      }
+    }
+    return {};
+  }
+
+  std::ptrdiff_t from_default(const key &k2, const call_options &o,
+                              const std::vector<config> &cands,
+                              const detail::function_ref<config()> &fn) const {
+    config c;
+    try {
+      c = with_pins(fn(), o);
+    } catch (const std::exception &e) {
+      throw error(context(k2) + ": default_fn threw: " + e.what());
+    }
+    const std::ptrdiff_t i = index_of_equivalent(cands, c);
+    if (i < 0) {
+      throw error(context(k2) + ": default_fn gave [" + c.to_string() +
+                  "], which is not a config of the space");
+    }
+    return i;
+  }
+
+  // Forced tuning with an artifact name and directory: writes the winner's artifact atomically.
+  [[nodiscard]] bool writes_artifact() const {
+    return env.always_tune && !opts.artifact_name.empty() && !env.artifact_dir.empty();
+  }
+  void write_artifact(const key &k2, const call_options &o, const config &winner) const {
+    artifact a;
+    a.name = opts.artifact_name;
+    a.key = k2;
+    if (opts.key_names.size() == k2.size()) {
+      a.key_names = opts.key_names;
+    }
+    a.device = device_identity::of(hw);
+    a.config.set_template_id(winner.template_id());
+    for (const auto &f : winner) {
+      if (!o.pinned.contains(f.name)) {
+        a.config.set(f.name, f.value);
+      }
+    }
+    try {
+      const auto path = store_artifact(env.artifact_dir, a);
+      info(context(k2) + ": wrote artifact " + path.string());
+    } catch (const error &e) {
+      throw error(context(k2) + ": forced tuning could not write its artifact, so the winner is " +
+                  "not cached: " + e.what());
+    }
+  }
+
   // Ranks agree on the key and candidate list, then on the proposal. Returns the agreed proposal
   // index or -1 (search together).
   std::ptrdiff_t agree(communicator &comm, const key &k, const std::vector<config> &cands,
@@ -219,7 +410,8 @@ struct tuner::impl {
   const config &search(const key &k, const std::vector<config> &cands,
                        const std::vector<bool> &kept, communicator &comm, bool verbose,
                        detail::function_ref<void(const config &)> run,
-                       detail::function_ref<bool(const config &)> check) {
+                       detail::function_ref<bool(const config &)> check,
+                       const std::function<void(const config &)> &before_store = {}) {
     const auto start = std::chrono::steady_clock::now();
     const std::size_t n_kept = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), true));
     std::vector<candidate_record> records(cands.size());
@@ -324,6 +516,9 @@ struct tuner::impl {
            format_ms(e.candidates[e.winner_index].time_ms) + " after measuring " +
            std::to_string(n_kept) + " candidates in " + format_ms(seconds * 1e3));
     }
+    if (before_store) {
+      before_store(e.winner); // may throw: then nothing is cached
+    }
     if (opts.use_disk_cache && comm.rank() == 0) {
       try {
         const auto path = cache.store(e, tuning_log(e, seconds));
@@ -370,6 +565,10 @@ tuner::tuner(std::string name, config_space space, tuner_options options) {
   if (space.empty()) {
     throw error("tuner '" + name + "': the config space is empty");
   }
+  if (!options.artifact_name.empty() && !is_valid_artifact_name(options.artifact_name)) {
+    throw error("tuner '" + name + "': invalid artifact_name '" + options.artifact_name +
+                "': use 1-64 letters, digits, '.', '_' or '-'");
+  }
   if (options.policy.runs < 1 || options.policy.warmup < 0) {
     throw error("tuner '" + name +
                 "': the measurement policy needs at least one timed run and "
@@ -383,6 +582,7 @@ tuner::~tuner() = default;
 const std::string &tuner::name() const noexcept { return m->name; }
 const config_space &tuner::space() const noexcept { return m->space; }
 const tuner_options &tuner::options() const noexcept { return m->opts; }
+const lookup_table *tuner::table() const noexcept { return m->table.get(); }
 const environment &tuner::env() const noexcept { return m->env; }
 function_identity tuner::identity() const { return {m->name, m->opts.version}; }
 const hardware_info &tuner::hardware() const noexcept { return m->hw; }
@@ -407,7 +607,8 @@ const config *tuner::find(const key &k, bool hot) const noexcept {
 const config &tuner::resolve(const key &k, const call_options &o,
                              detail::function_ref<bool(const config &)> prune,
                              detail::function_ref<void(const config &)> run,
-                             detail::function_ref<bool(const config &)> check) {
+                             detail::function_ref<bool(const config &)> check,
+                             const detail::function_ref<config()> *default_fn) {
   impl &s = *m;
   const std::lock_guard lock(s.resolve_mutex);
   const bool verbose = o.verbose || s.env.verbose;
@@ -444,14 +645,26 @@ const config &tuner::resolve(const key &k, const call_options &o,
                 " configs; it must keep at least one");
   }
 
-  const std::ptrdiff_t proposal = s.agree(comm, k2, cands, kept, s.from_cache(k2, cands, kept));
+  source from = source::cache;
+  const std::ptrdiff_t own =
+      s.serve(k, k2, o, cands, kept, default_fn, s.from_cache(k2, cands, kept), from, verbose);
+  const std::ptrdiff_t proposal = s.agree(comm, k2, cands, kept, own);
   if (proposal >= 0) {
     const config &c = s.remember(k2, cands[static_cast<std::size_t>(proposal)]);
-    s.last = source::cache;
+    s.last = from;
     if (verbose) {
-      s.info(s.context(k2) + ": cache -> [" + c.to_string() + "]");
+      s.info(s.context(k2) + ": " + std::string(to_string(from)) + " -> [" + c.to_string() + "]");
     }
     return c;
+  }
+  std::function<void(const config &)> before_store;
+  if (s.writes_artifact()) {
+    if (!device_identity::of(s.hw).complete()) {
+      throw error(s.context(k2) + ": forced tuning cannot write artifact '" + s.opts.artifact_name +
+                  "': the device identity is incomplete (" + s.hw.to_string() + ")");
+    }
+    // Every rank writes the same bytes atomically, so each one fails clearly on its own.
+    before_store = [&](const config &w) { s.write_artifact(k2, o, w); };
   }
 
   if (verbose) {
@@ -460,8 +673,8 @@ const config &tuner::resolve(const key &k, const call_options &o,
            std::to_string(cands.size()) + " configs" +
            (s.env.always_tune ? " (TUNEKIT_ALWAYS_TUNE=1)" : ""));
   }
-  const config &c = s.search(k2, cands, kept, comm, verbose, run, check);
-  s.last = source::search;
+  const config &c = s.search(k2, cands, kept, comm, verbose, run, check, before_store);
+  s.last = from == source::table ? source::table : source::search;
   return c;
 }
 

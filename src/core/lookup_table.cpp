@@ -1,0 +1,132 @@
+#include "json_io.hpp"
+
+#include <tunekit/error.hpp>
+#include <tunekit/lookup_table.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace tunekit {
+
+using detail::json;
+
+lookup_table lookup_table::from_json(std::string_view text) {
+  const json j = detail::parse(text, "lookup table");
+  if (!j.is_object()) {
+    throw error("lookup table is not a JSON object of key -> list of entries");
+  }
+  lookup_table t;
+  for (const auto &[k, entries] : j.items()) {
+    if (!entries.is_array()) {
+      throw error("lookup table key '" + k + "': the value must be a list of entries");
+    }
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const json &e = entries[i];
+      const std::string where = "lookup table key '" + k + "', entry " + std::to_string(i);
+      if (!e.is_object()) {
+        throw error(where + ": an entry must be an object");
+      }
+      const auto id = e.find(std::string(template_id_member));
+      if (id == e.end() || !id->is_string()) {
+        throw error(where + ": an entry needs a string 'template_id'");
+      }
+      table_entry te;
+      std::vector<field> fields;
+      for (const auto &[name, v] : e.items()) {
+        if (name == template_id_member) {
+          continue;
+        }
+        if (name == template_hash_member) {
+          if (!v.is_string()) {
+            throw error(where + ": 'template_hash' must be a string");
+          }
+          te.template_hash = v.get<std::string>();
+          continue;
+        }
+        try {
+          fields.push_back(field{name, detail::value_from_json(v, name)});
+        } catch (const error &err) {
+          throw error(where + ": " + err.what());
+        }
+      }
+      te.choice = config(std::move(fields));
+      te.choice.set_template_id(id->get<std::string>());
+      t.add(k, std::move(te));
+    }
+  }
+  return t;
+}
+
+lookup_table lookup_table::load(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw error("cannot read lookup table " + path.string());
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    return from_json(buf.str());
+  } catch (const error &e) {
+    throw error(path.string() + ": " + e.what());
+  }
+}
+
+std::string lookup_table::to_json() const {
+  json j = json::object();
+  for (const auto &[k, entries] : m_entries) {
+    json list = json::array();
+    for (const auto &e : entries) {
+      json o = json::object();
+      o[std::string(template_id_member)] = e.choice.template_id();
+      for (const auto &f : e.choice) {
+        o[f.name] = detail::to_json(f.value);
+      }
+      if (!e.template_hash.empty()) {
+        o[std::string(template_hash_member)] = e.template_hash;
+      }
+      list.push_back(std::move(o));
+    }
+    j[k] = std::move(list);
+  }
+  return j.dump(2) + "\n";
+}
+
+void lookup_table::add(const std::string &table_key, table_entry e) {
+  m_entries[table_key].push_back(std::move(e));
+}
+
+const std::vector<table_entry> *lookup_table::find(std::string_view table_key) const noexcept {
+  const auto it = m_entries.find(table_key);
+  return it == m_entries.end() ? nullptr : &it->second;
+}
+
+std::string table_params(const config &params) {
+  std::vector<const field *> sorted;
+  for (const auto &f : params) {
+    sorted.push_back(&f);
+  }
+  std::sort(sorted.begin(), sorted.end(),
+            [](const field *a, const field *b) { return a->name < b->name; });
+  std::string out;
+  for (const field *f : sorted) {
+    out += (out.empty() ? "" : "&") + f->name + "=" + f->value.to_string();
+  }
+  return out;
+}
+
+std::string table_key(std::string_view device, const key &input, std::string_view params,
+                      std::string_view op) {
+  std::string out;
+  if (!device.empty()) {
+    out += std::string(device) + "+";
+  }
+  out += input.to_string() + "+";
+  if (!params.empty()) {
+    out += std::string(params) + "+";
+  }
+  out += op;
+  return out;
+}
+
+} // namespace tunekit

@@ -1,0 +1,275 @@
+// Lookup tables: the file format, the key schema, and their place in the resolution order
+// (device-specific before agnostic, template filtering, one choice vs several).
+
+#include "test_support.hpp"
+
+#include <tunekit/lookup_table.hpp>
+#include <tunekit/tunekit.hpp>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+using tunekit::config;
+using tunekit::config_space;
+using tunekit::key;
+using tunekit::lookup_table;
+using tunekit::source;
+using tunekit_test::log_capture;
+using tunekit_test::temp_dir;
+
+namespace {
+
+// Two templates: "tiled" with BLOCK in {256, 512, 1024, 2048} and "flat" with BLOCK 64.
+// With block_cost, tiled BLOCK=512 is fastest.
+config_space templated_space() {
+  std::vector<config> cs;
+  for (int b : {256, 512, 1024, 2048}) {
+    config c{{"BLOCK", b}};
+    c.set_template_id("tiled");
+    cs.push_back(c);
+  }
+  config flat{{"BLOCK", 64}};
+  flat.set_template_id("flat");
+  cs.push_back(flat);
+  return config_space(std::move(cs));
+}
+
+double cost(const config &c, const key &k) {
+  return c.get_int("BLOCK") == 64 ? 5.0 : tunekit_test::block_cost(c, k);
+}
+
+config tiled(int block) {
+  config c{{"BLOCK", block}};
+  c.set_template_id("tiled");
+  return c;
+}
+
+constexpr const char *device = "Test CPU 9000"; // tunekit_test::test_hardware().name
+
+using entry_list = std::vector<tunekit::table_entry>;
+
+tunekit::table_entry entry(const config &c, std::string hash = "") {
+  return tunekit::table_entry{c, std::move(hash)};
+}
+
+class lookup_table_test : public ::testing::Test {
+protected:
+  [[nodiscard]] tunekit::tuner_options opts(const lookup_table &t) const {
+    auto o = tunekit_test::options(cache.path(), meas, log);
+    o.lookup_table = std::make_shared<const lookup_table>(t);
+    o.op_name = "scale_op";
+    o.template_hashes = {{"tiled", "hash-now"}};
+    return o;
+  }
+  auto make(tunekit::tuner_options o) {
+    return tunekit::autotune(
+        "scale", templated_space(),
+        [](int n, const char *dtype) {
+          return key{n, dtype};
+        },
+        tunekit::keep_all{},
+        [](int /*n*/, const char * /*dtype*/, const config &c) { return c.get_int("BLOCK"); },
+        std::move(o));
+  }
+  // The table key of a call (4096, "float32"), with or without the device.
+  static std::string tk(bool with_device, const std::string &params = "") {
+    return tunekit::table_key(with_device ? device : "", key{4096, "float32"}, params, "scale_op");
+  }
+  static lookup_table table(const std::vector<std::pair<std::string, entry_list>> &rows) {
+    lookup_table t;
+    for (const auto &[k, es] : rows) {
+      for (const auto &e : es) {
+        t.add(k, e);
+      }
+    }
+    return t;
+  }
+
+  temp_dir cache;
+  log_capture log;
+  std::shared_ptr<tunekit::simulated_measurer> meas =
+      std::make_shared<tunekit::simulated_measurer>(cost);
+};
+
+TEST(table_format, keys_follow_the_schema) {
+  EXPECT_EQ(tunekit::table_key("NVIDIA H200", key{128, "float16"}, "alpha=1&beta=0", "addmm"),
+            "NVIDIA H200+(128, \"float16\")+alpha=1&beta=0+addmm");
+  EXPECT_EQ(tunekit::table_key("", key{128}, "", "mm"), "(128)+mm");
+  EXPECT_EQ(tunekit::table_params(config{{"beta", 0}, {"alpha", 1.5}, {"mode", "fast"}}),
+            "alpha=1.5&beta=0&mode=\"fast\"");
+  EXPECT_EQ(tunekit::table_params(config{}), "");
+}
+
+TEST(table_format, round_trip_keeps_types) {
+  const std::string text = R"({
+  "(1)+mm": [
+    {
+      "template_id": "tiled",
+      "BLOCK": 256,
+      "ratio": 256.0,
+      "fast": true,
+      "acc": "float32",
+      "template_hash": "abc"
+    },
+    {
+      "template_id": "aten"
+    }
+  ]
+}
+)";
+  const auto t = lookup_table::from_json(text);
+  ASSERT_EQ(t.size(), 1U);
+  const auto *entries = t.find("(1)+mm");
+  ASSERT_NE(entries, nullptr);
+  ASSERT_EQ(entries->size(), 2U);
+  const auto &e = (*entries)[0];
+  EXPECT_EQ(e.choice.template_id(), "tiled");
+  EXPECT_EQ(e.template_hash, "abc");
+  EXPECT_TRUE(e.choice.at("BLOCK").is_int());
+  EXPECT_TRUE(e.choice.at("ratio").is_double());
+  EXPECT_TRUE(e.choice.at("fast").is_bool());
+  EXPECT_EQ(e.choice.get_string("acc"), "float32");
+  EXPECT_TRUE((*entries)[1].choice.empty());
+  EXPECT_EQ(t.to_json(), text);
+  EXPECT_EQ(lookup_table::from_json(t.to_json()).to_json(), text);
+  EXPECT_EQ(t.find("(2)+mm"), nullptr);
+}
+
+TEST(table_format, bad_entries_are_errors_naming_the_key) {
+  for (const char *bad : {R"({"(1)+mm": [42]})", R"({"(1)+mm": [{"BLOCK": 1}]})",
+                          R"({"(1)+mm": [{"template_id": 7}]})", R"({"(1)+mm": {"x": 1}})",
+                          R"({"(1)+mm": [{"template_id": "t", "BLOCK": null}]})"}) {
+    SCOPED_TRACE(bad);
+    try {
+      static_cast<void>(lookup_table::from_json(bad));
+      FAIL() << "expected an error";
+    } catch (const tunekit::error &e) {
+      EXPECT_NE(std::string(e.what()).find("(1)+mm"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(static_cast<void>(lookup_table::from_json("[1]")), tunekit::error);
+  EXPECT_THROW(static_cast<void>(lookup_table::from_json("{")), tunekit::error);
+}
+
+TEST_F(lookup_table_test, one_entry_is_used_without_measuring) {
+  auto f = make(opts(table({{tk(false), {entry(tiled(1024))}}})));
+  EXPECT_EQ(f(4096, "float32"), 1024);
+  EXPECT_EQ(f.tuner().last_source(), source::table);
+  EXPECT_EQ(f(4096, "float32"), 1024);
+  EXPECT_EQ(meas->candidates_measured(), 0U);
+  EXPECT_EQ(f.tuner().searches(), 0U);
+}
+
+TEST_F(lookup_table_test, several_entries_are_searched_among_only) {
+  auto f = make(opts(table({{tk(false), {entry(tiled(2048)), entry(tiled(1024))}}})));
+  EXPECT_EQ(f(4096, "float32"), 1024);
+  EXPECT_EQ(f.tuner().last_source(), source::table);
+  EXPECT_EQ(meas->candidates_measured(), 2U);
+  const auto last = f.tuner().last_search();
+  ASSERT_TRUE(last.has_value());
+  std::size_t measured = 0;
+  for (const auto &r : last->candidates) {
+    measured += r.status == tunekit::candidate_status::ok ? 1 : 0;
+  }
+  EXPECT_EQ(measured, 2U);
+}
+
+TEST_F(lookup_table_test, device_specific_entry_wins_over_agnostic) {
+  auto f = make(opts(table({{tk(false), {entry(tiled(2048))}}, {tk(true), {entry(tiled(256))}}})));
+  EXPECT_EQ(f(4096, "float32"), 256);
+  EXPECT_EQ(f.tuner().last_source(), source::table);
+
+  // Another device only sees the agnostic entry.
+  auto o = opts(table({{tk(false), {entry(tiled(2048))}}, {tk(true), {entry(tiled(256))}}}));
+  o.hardware = tunekit::hardware_info{"host", "Other CPU", "x86_64", 8, 1};
+  auto g = make(o);
+  EXPECT_EQ(g(4096, "float32"), 2048);
+  EXPECT_EQ(meas->candidates_measured(), 0U);
+}
+
+TEST_F(lookup_table_test, stale_hash_is_filtered_and_entries_without_hash_stay) {
+  auto f = make(opts(table(
+      {{tk(true),
+        {entry(tiled(256), "hash-old"), entry(tiled(2048), "hash-now"), entry(tiled(1024))}}})));
+  EXPECT_EQ(f(4096, "float32"), 1024);
+  EXPECT_EQ(meas->candidates_measured(), 2U);
+  EXPECT_EQ(log.count(tunekit::log_level::warning, {"stale", "hash-old"}), 1U) << log.dump();
+}
+
+TEST_F(lookup_table_test, unknown_templates_are_ignored_then_agnostic_key_is_tried) {
+  config other{{"BLOCK", 256}};
+  other.set_template_id("aten::mm");
+  auto f = make(opts(table({{tk(true), {entry(other)}}, {tk(false), {entry(tiled(2048))}}})));
+  EXPECT_EQ(f(4096, "float32"), 2048);
+  EXPECT_EQ(f.tuner().last_source(), source::table);
+}
+
+TEST_F(lookup_table_test, no_match_continues_the_normal_resolution) {
+  auto f = make(opts(table({{tk(true), {entry(tiled(256))}}})));
+  EXPECT_EQ(f(8192, "float32"), 512);
+  EXPECT_EQ(f.tuner().last_source(), source::search);
+  EXPECT_EQ(meas->candidates_measured(), templated_space().size());
+}
+
+TEST_F(lookup_table_test, entries_outside_the_space_are_dropped_with_a_warning) {
+  auto f = make(opts(table({{tk(true), {entry(tiled(3))}}})));
+  EXPECT_EQ(f(4096, "float32"), 512);
+  EXPECT_EQ(f.tuner().last_source(), source::search);
+  EXPECT_EQ(log.count(tunekit::log_level::warning, {"not a config of the space"}), 1U)
+      << log.dump();
+}
+
+TEST_F(lookup_table_test, table_beats_default_and_cache_beats_table) {
+  auto t = table({{tk(true), {entry(tiled(2048))}}});
+  {
+    auto f = make(opts(t)).with_default([](int, const char *) { return tiled(256); });
+    EXPECT_EQ(f(4096, "float32"), 2048);
+    EXPECT_EQ(f.tuner().last_source(), source::table);
+  }
+  { // a search for another key fills the cache; the table is not consulted for that key
+    auto f = make(tunekit_test::options(cache.path(), meas, log));
+    EXPECT_EQ(f(4096, "float16"), 512);
+  }
+  auto t2 = table(
+      {{tunekit::table_key(device, key{4096, "float16"}, "", "scale_op"), {entry(tiled(2048))}}});
+  auto g = make(opts(t2));
+  EXPECT_EQ(g(4096, "float16"), 512);
+  EXPECT_EQ(g.tuner().last_source(), source::cache);
+}
+
+TEST_F(lookup_table_test, additional_params_and_pins_are_part_of_the_key) {
+  auto o = opts(table({{tk(true, "alpha=1&beta=0"), {entry(tiled(1024))}}}));
+  o.table_params = config{{"alpha", 1}};
+  auto f = make(o);
+  tunekit::call_options pin;
+  pin.pinned = config{{"beta", 0}};
+  EXPECT_EQ(f.with(pin)(4096, "float32"), 1024);
+  EXPECT_EQ(f.tuner().last_source(), source::table);
+}
+
+TEST_F(lookup_table_test, table_from_the_environment_is_read_once_at_build) {
+  temp_dir dir;
+  const auto file = dir.path() / "table.json";
+  tunekit_test::write_text(file, table({{tk(true), {entry(tiled(2048))}}}).to_json());
+  auto o = tunekit_test::options(cache.path(), meas, log);
+  o.env->lookup_table = file;
+  o.op_name = "scale_op";
+  auto f = make(o);
+  ASSERT_NE(f.tuner().table(), nullptr);
+  std::filesystem::remove(file);
+  EXPECT_EQ(f(4096, "float32"), 2048);
+  EXPECT_EQ(f.tuner().last_source(), source::table);
+
+  tunekit_test::write_text(file, R"({"k": [{"BLOCK": 1}]})");
+  try {
+    static_cast<void>(make(o));
+    FAIL() << "expected an error";
+  } catch (const tunekit::error &e) {
+    EXPECT_NE(std::string(e.what()).find("template_id"), std::string::npos) << e.what();
+  }
+}
+
+} // namespace
