@@ -18,6 +18,7 @@
 
 #include <tunekit/communicator.hpp>
 #include <tunekit/environment.hpp>
+#include <tunekit/error.hpp>
 #include <tunekit/log.hpp>
 #include <tunekit/tuner.hpp>
 
@@ -55,7 +56,12 @@ public:
     m_value.reset();
     m_value.emplace(f());
   }
-  R take() { return std::move(*m_value); }
+  R take() {
+    if (!m_value.has_value()) {
+      throw error("contextual tuner: no result was produced");
+    }
+    return std::move(m_value).value();
+  }
 
 private:
   std::optional<std::remove_cvref_t<R>> m_value;
