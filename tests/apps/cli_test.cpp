@@ -1,0 +1,242 @@
+// The `tunekit` command, run as a process: a winner cache filled by real tuners (simulated
+// timings) is listed, shown, exported to artifacts and tables, checked, and cleared.
+
+#include "test_support.hpp"
+
+#include <tunekit/artifact.hpp>
+#include <tunekit/lookup_table.hpp>
+#include <tunekit/tunekit.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+using json = nlohmann::json;
+using tunekit::config;
+using tunekit::key;
+using tunekit_test::temp_dir;
+
+namespace {
+
+struct result {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quote(const std::string &s) {
+  std::string q = "'";
+  for (char c : s) {
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return q + "'";
+}
+
+class cli_test : public ::testing::Test {
+protected:
+  // Runs `tunekit --cache-dir <cache> args...`.
+  result run(const std::string &args, bool with_cache = true) const {
+    const auto err_file = scratch.path() / "stderr.txt";
+    const std::string cmd = quote(TUNEKIT_CLI) +
+                            (with_cache ? " --cache-dir " + quote(cache.path().string()) : "") +
+                            " " + args + " 2>" + quote(err_file.string());
+    result r;
+    FILE *p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) {
+      return r;
+    }
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
+      r.out.append(buf, n);
+    }
+    const int status = ::pclose(p);
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = tunekit_test::read_text(err_file);
+    return r;
+  }
+
+  // Two keys of "scale" and one of "other" in the cache; BLOCK=512 is fastest, then 1024.
+  void fill_cache() {
+    auto meas = std::make_shared<tunekit::simulated_measurer>(tunekit_test::block_cost);
+    auto space = tunekit::config_space::product({{"BLOCK", {256, 512, 1024}}});
+    for (const char *name : {"scale", "other"}) {
+      auto f = tunekit::autotune(
+          name, space, [](int n) { return key{n}; }, tunekit::keep_all{},
+          [](int, const config &) {}, tunekit_test::options(cache.path(), meas, log));
+      f(1024);
+      if (std::string(name) == "scale") {
+        f(4096);
+      }
+    }
+  }
+
+  [[nodiscard]] std::string str(const std::filesystem::path &p) const { return quote(p.string()); }
+
+  temp_dir cache;
+  temp_dir scratch;
+  tunekit_test::log_capture log;
+};
+
+TEST_F(cli_test, device_reports_the_host_identity_and_digest) {
+  const auto r = run("device --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = json::parse(r.out);
+  const auto host = tunekit::host_hardware();
+  EXPECT_EQ(j["host"]["digest"], host.digest());
+  EXPECT_EQ(j["host"]["name"], host.name);
+  EXPECT_EQ(j["host"]["identity"]["units"], host.units);
+  EXPECT_TRUE(j["devices"].is_array());
+
+  const auto text = run("device");
+  EXPECT_EQ(text.rc, 0);
+  EXPECT_NE(text.out.find(host.digest()), std::string::npos) << text.out;
+}
+
+TEST_F(cli_test, cache_list_show_and_clear_by_function) {
+  fill_cache();
+  auto r = run("cache list --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = json::parse(r.out);
+  ASSERT_EQ(j.size(), 3U);
+
+  r = run("cache list --function scale --json");
+  j = json::parse(r.out);
+  ASSERT_EQ(j.size(), 2U);
+  for (const auto &e : j) {
+    EXPECT_EQ(e["function"], "scale");
+    EXPECT_EQ(e["winner"]["BLOCK"], 512);
+    EXPECT_TRUE(e["winner"]["BLOCK"].is_number_integer());
+  }
+
+  r = run("cache list");
+  EXPECT_NE(r.out.find("[BLOCK=512]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 entries"), std::string::npos) << r.out;
+
+  r = run("cache show --function other");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("* #1 [BLOCK=512] ok"), std::string::npos) << r.out;
+  r = run("cache show --function other --json");
+  j = json::parse(r.out);
+  ASSERT_EQ(j.size(), 1U);
+  EXPECT_EQ(j[0]["candidates"].size(), 3U);
+
+  r = run("cache clear --function scale --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["removed"], 2);
+  EXPECT_EQ(json::parse(run("cache list --json").out).size(), 1U);
+  r = run("cache clear");
+  EXPECT_NE(r.out.find("removed 1 entry"), std::string::npos) << r.out;
+  EXPECT_EQ(tunekit_test::files_below(cache.path()).size(), 0U);
+}
+
+TEST_F(cli_test, cache_list_reports_a_corrupt_entry) {
+  fill_cache();
+  tunekit::winner_cache c(cache.path());
+  tunekit_test::write_text(c.list("other").at(0), "{ truncated");
+  const auto r = run("cache list --function other --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = json::parse(r.out);
+  ASSERT_EQ(j.size(), 1U);
+  EXPECT_TRUE(j[0].contains("problem"));
+}
+
+TEST_F(cli_test, artifact_emit_then_check_then_serve) {
+  fill_cache();
+  const auto dir = scratch.path() / "artifacts";
+  auto r = run("artifact emit --name scale_v1 --function scale --key-names n --out " + str(dir));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(tunekit_test::files_below(dir).size(), 2U);
+
+  // Emitting again gives the same bytes.
+  const auto files = tunekit_test::files_below(dir);
+  const std::string first = tunekit_test::read_text(files[0]);
+  ASSERT_EQ(
+      run("artifact emit --name scale_v1 --function scale --key-names n --out " + str(dir)).rc, 0);
+  EXPECT_EQ(tunekit_test::read_text(files[0]), first);
+
+  r = run("artifact check " + str(dir) + " --json");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(json::parse(r.out)["bad"], 0);
+
+  // A tuner on a machine without a cache serves the emitted artifact, measuring nothing.
+  temp_dir fresh;
+  auto meas = std::make_shared<tunekit::simulated_measurer>(tunekit_test::block_cost);
+  auto o = tunekit_test::options(fresh.path(), meas, log);
+  o.env->artifact_dir = dir;
+  o.artifact_name = "scale_v1";
+  auto f = tunekit::autotune(
+      "scale", tunekit::config_space::product({{"BLOCK", {256, 512, 1024}}}),
+      [](int n) { return key{n}; }, tunekit::keep_all{},
+      [](int, const config &c) { return c.get_int("BLOCK"); }, o);
+  EXPECT_EQ(f(4096), 512);
+  EXPECT_EQ(f.tuner().last_source(), tunekit::source::artifact);
+  EXPECT_EQ(meas->candidates_measured(), 0U);
+}
+
+TEST_F(cli_test, artifact_check_names_each_bad_file_and_why) {
+  fill_cache();
+  const auto dir = scratch.path() / "artifacts";
+  ASSERT_EQ(run("artifact emit --name k --function scale --out " + str(dir)).rc, 0);
+  const auto files = tunekit_test::files_below(dir);
+  ASSERT_EQ(files.size(), 2U);
+  tunekit_test::write_text(files[0], "not json");
+  std::filesystem::copy_file(files[1], dir / "k-renamed.json");
+
+  auto r = run("artifact check " + str(dir));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("BAD  " + files[0].string() + ": artifact is not valid JSON"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("k-renamed.json: is named"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ok   " + files[1].string()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 artifacts, 2 bad"), std::string::npos) << r.out;
+
+  r = run("artifact check " + str(dir) + " --json");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(json::parse(r.out)["bad"], 2);
+
+  EXPECT_EQ(run("artifact check " + str(scratch.path() / "missing")).rc, 2);
+}
+
+TEST_F(cli_test, table_export_keeps_top_k_device_specific_and_checks) {
+  fill_cache();
+  const auto file = scratch.path() / "table.json";
+  auto r = run("table export --function scale --op scale_op --top-k 2 --out " + str(file));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto t = tunekit::lookup_table::load(file);
+  ASSERT_EQ(t.size(), 2U);
+  const auto device = tunekit_test::test_hardware().name;
+  const auto *entries = t.find(tunekit::table_key(device, key{4096}, "", "scale_op"));
+  ASSERT_NE(entries, nullptr) << tunekit_test::read_text(file);
+  ASSERT_EQ(entries->size(), 2U);
+  EXPECT_EQ((*entries)[0].choice, (config{{"BLOCK", 512}}));
+  EXPECT_EQ((*entries)[1].choice, (config{{"BLOCK", 1024}}));
+
+  r = run("table check " + str(file) + " --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["keys"], 2);
+
+  // stdout by default; the op defaults to the function name.
+  r = run("table export --function other");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("+(1024)+other\""), std::string::npos) << r.out;
+
+  tunekit_test::write_text(file, R"({"(1)+mm": [{"BLOCK": 1}]})");
+  r = run("table check " + str(file));
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("(1)+mm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("template_id"), std::string::npos) << r.out;
+}
+
+TEST_F(cli_test, usage_errors_exit_non_zero) {
+  EXPECT_NE(run("").rc, 0);
+  EXPECT_NE(run("frobnicate").rc, 0);
+  EXPECT_NE(run("artifact emit --function scale").rc, 0); // --name is required
+  EXPECT_EQ(run("--help").rc, 0);
+}
+
+} // namespace
