@@ -10,6 +10,7 @@
 #include <tunekit/error.hpp>
 #include <tunekit/hardware.hpp>
 #include <tunekit/key.hpp>
+#include <tunekit/launcher.hpp>
 #include <tunekit/log.hpp>
 #include <tunekit/measure.hpp>
 #include <tunekit/tuner.hpp>

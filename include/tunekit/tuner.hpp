@@ -14,6 +14,7 @@
 #include <tunekit/environment.hpp>
 #include <tunekit/hardware.hpp>
 #include <tunekit/key.hpp>
+#include <tunekit/launcher.hpp>
 #include <tunekit/log.hpp>
 #include <tunekit/lookup_table.hpp>
 #include <tunekit/measure.hpp>
@@ -27,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tunekit {
 
@@ -42,6 +44,17 @@ enum class source {
 };
 [[nodiscard]] std::string_view to_string(source s) noexcept;
 
+/// When a tuner may search.
+enum class tuning_mode {
+  /// The first call of a key that no stored winner answers searches.
+  eager,
+  /// Calls record their keys and run the space's first config (source `default_config`), with no
+  /// collective and no measurement, until `tuner::arm` has been called on every rank; from then
+  /// on the tuner behaves as in eager mode. For multi-rank jobs whose ranks reach readiness at
+  /// different times: the application picks the synchronised moment.
+  deferred,
+};
+
 /// Per-call options, with the seed's meaning.
 struct call_options {
   /// false: run the space's first config; no key, no pruning, no measurement.
@@ -51,7 +64,8 @@ struct call_options {
   /// A pinned value that is also a config field is an error naming the field unless this is set;
   /// with it the pinned value wins and that field is not tuned.
   bool allow_arg_overwrite = false;
-  /// Ranks to agree with; null: the tuner's communicator, else a single process.
+  /// Ranks to agree with; null: the tuner's communicator, else `default_communicator()`, else a
+  /// single process.
   communicator *comm = nullptr;
   /// Values the caller fixes (the C++ form of keyword arguments): merged into the config passed to
   /// the function and appended to the key.
@@ -74,8 +88,21 @@ struct tuner_options {
   tunekit::dependencies dependencies{};
   /// Default: `default_log_sink()`.
   log_sink log{};
-  /// Default communicator of this tuner's calls; null: single process.
+  /// Default communicator of this tuner's calls; null: `default_communicator()` at each
+  /// resolution, else a single process. Every rank of it must resolve the same keys in the same
+  /// order (see docs/multi_rank.md).
   communicator *comm = nullptr;
+  /// Default: `launcher_info::from_env()`, read once when the tuner is built. With several ranks,
+  /// verbose lines reach the log sink only on local rank 0 and every rank appends them to
+  /// `<env.log_dir>/rank-<rank>.log`.
+  std::optional<launcher_info> launcher{};
+  /// See `tuning_mode`.
+  tuning_mode mode = tuning_mode::eager;
+  /// Rank-local work only (no collective inside the tuned function): rank r measures every
+  /// size-th kept candidate starting at r, the timings are gathered and all ranks pick the same
+  /// winner, so N ranks search about N times faster. A candidate counts as valid when it passed on
+  /// the rank that measured it. Off: every rank measures every candidate (worst rank counts).
+  bool parallel_split = false;
   /// false: never read or write the winner cache on disk (in-process winners only).
   bool use_disk_cache = true;
   /// Name of this tuner's offline artifacts (1-64 letters, digits, `.`, `_`, `-`; checked when the
@@ -148,6 +175,15 @@ public:
   [[nodiscard]] std::optional<cache_entry> last_search() const;
   /// Drops the in-process winners (not thread-safe against concurrent calls).
   void forget();
+
+  /// Deferred mode: a collective rendezvous (a barrier on `comm`, else the tuner's communicator,
+  /// else `default_communicator()`) after which the next call of each key tunes. Call it on every
+  /// rank. Throws `communicator_timeout` naming the step when the communicator's limit passes.
+  void arm(communicator *comm = nullptr);
+  /// Whether `arm` has been called (always true in eager mode).
+  [[nodiscard]] bool armed() const noexcept;
+  /// Keys called in deferred mode before `arm`, in first-call order.
+  [[nodiscard]] std::vector<key> recorded_keys() const;
   /// The measurer this tuner times candidates with.
   [[nodiscard]] tunekit::measurer &measurer() const noexcept;
   /// Makes `c` the in-process winner of `k` (the contextual tuner hands its winners over this way).

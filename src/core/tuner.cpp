@@ -10,9 +10,11 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <fstream>
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 namespace tunekit {
 
@@ -95,9 +97,17 @@ struct tuner::impl {
   std::shared_ptr<tunekit::measurer> meas;
   winner_cache cache;
   single_process_communicator single;
+  launcher_info launcher;
+  mutable std::mutex rank_log_mutex;
+  mutable std::ofstream rank_log; // <log_dir>/rank-<r>.log, opened on first use (several ranks)
+  mutable bool rank_log_failed = false;
 
   std::shared_ptr<const lookup_table> table; // opts.lookup_table, else the file env names
   std::vector<std::string> templates;        // the template ids of the space
+
+  std::atomic<bool> armed{false};
+  std::unordered_map<key, config> deferred; // deferred mode, before arm: key -> default config
+  std::vector<key> recorded;                // the same keys, in first-call order
 
   detail::winner_map memory;
 
@@ -110,7 +120,9 @@ struct tuner::impl {
       : name(std::move(n)), space(std::move(s)), opts(std::move(o)),
         env(opts.env ? *opts.env : environment::from_env()),
         hw(opts.hardware ? *opts.hardware : host_hardware()), deps(core_dependencies()),
-        log(opts.log ? opts.log : default_log_sink()), meas(opts.measurer), cache(env.cache_dir) {
+        log(opts.log ? opts.log : default_log_sink()), meas(opts.measurer), cache(env.cache_dir),
+        launcher(opts.launcher ? *opts.launcher : launcher_info::from_env()),
+        armed(opts.mode == tuning_mode::eager) {
     for (const auto &[k, v] : opts.dependencies) {
       deps[k] = v;
     }
@@ -135,8 +147,81 @@ struct tuner::impl {
   [[nodiscard]] std::string context(const key &k) const {
     return "tuner '" + name + "', key " + k.to_string();
   }
-  void info(const std::string &msg) const { log(log_level::info, msg); }
-  void warn(const std::string &msg) const { log(log_level::warning, msg); }
+  // With several ranks, verbose lines reach the sink (the console) only from local rank 0, and
+  // every rank keeps all of them in its own log file.
+  void info(const std::string &msg) const {
+    if (!launcher.multi_rank()) {
+      log(log_level::info, msg);
+      return;
+    }
+    if (launcher.local_rank == 0) {
+      log(log_level::info, "rank " + std::to_string(launcher.rank) + ": " + msg);
+    }
+    to_rank_log(msg);
+  }
+  void warn(const std::string &msg) const {
+    if (!launcher.multi_rank()) {
+      log(log_level::warning, msg);
+      return;
+    }
+    log(log_level::warning, "rank " + std::to_string(launcher.rank) + ": " + msg);
+    to_rank_log("WARNING " + msg);
+  }
+  void to_rank_log(const std::string &text) const {
+    const std::lock_guard lock(rank_log_mutex);
+    if (rank_log_failed) {
+      return;
+    }
+    if (!rank_log.is_open()) {
+      std::error_code ec;
+      std::filesystem::create_directories(env.log_dir, ec);
+      rank_log.open(env.log_dir / launcher.log_file_name(), std::ios::app);
+      if (!rank_log) {
+        rank_log_failed = true;
+        log(log_level::warning, "rank " + std::to_string(launcher.rank) + ": cannot write " +
+                                    (env.log_dir / launcher.log_file_name()).string() +
+                                    "; per-rank log lines are dropped");
+        return;
+      }
+    }
+    rank_log << utc_timestamp() << " tuner '" << name << "' " << text << '\n';
+    rank_log.flush();
+  }
+
+  // The call's communicator, else the tuner's, else the registered default, else this process.
+  communicator &pick(communicator *call) {
+    communicator *c = call != nullptr ? call : opts.comm;
+    if (c == nullptr) {
+      c = default_communicator();
+    }
+    return c != nullptr ? *c : single;
+  }
+
+  // Runs one collective step; a timeout names the step and what it was about.
+  template <class F> static void collective(const std::string &what, const char *step, F &&f) {
+    try {
+      f();
+    } catch (const communicator_timeout &e) {
+      throw communicator_timeout(what + ": " + step + " timed out: " + e.what());
+    }
+  }
+
+  // Deferred mode before arm: record the key and hand out the default config (default_fn's,
+  // else the space's first).
+  const config &defer(const key &k2, const call_options &o,
+                      const detail::function_ref<config()> *default_fn) {
+    auto it = deferred.find(k2);
+    if (it == deferred.end()) {
+      config c = with_pins(space[0], o);
+      if (default_fn != nullptr) {
+        const std::vector<config> cands = candidates(o);
+        c = cands[static_cast<std::size_t>(from_default(k2, o, cands, *default_fn))];
+      }
+      it = deferred.emplace(k2, std::move(c)).first;
+      recorded.push_back(k2);
+    }
+    return it->second;
+  }
 
   // Config fields the caller pins: refused unless allow_arg_overwrite.
   void check_pins(const call_options &o) const {
@@ -396,8 +481,10 @@ struct tuner::impl {
     digest_words(text, lo);
     lo[2] = static_cast<double>(proposal);
     double hi[3] = {lo[0], lo[1], lo[2]};
-    comm.all_reduce_min(lo);
-    comm.all_reduce_max(hi);
+    collective(context(k), "agreement on the key, candidate list and cache proposal", [&] {
+      comm.all_reduce_min(lo);
+      comm.all_reduce_max(hi);
+    });
     if (lo[0] != hi[0] || lo[1] != hi[1]) {
       warn("tuner '" + name + "': this rank's key is " + k.to_string());
       throw error("tuner '" + name +
@@ -414,8 +501,24 @@ struct tuner::impl {
                        const std::function<void(const config &)> &before_store = {}) {
     const auto start = std::chrono::steady_clock::now();
     const std::size_t n_kept = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), true));
+    // Parallel split: kept candidate j is measured by rank j % size only.
+    const int rank = comm.rank();
+    const bool split = opts.parallel_split && comm.size() > 1;
+    std::vector<int> owner(cands.size(), rank);
+    std::size_t n_mine = n_kept;
+    if (split) {
+      std::size_t j = 0;
+      n_mine = 0;
+      for (std::size_t i = 0; i < cands.size(); ++i) {
+        if (kept[i]) {
+          owner[i] = static_cast<int>(j++ % static_cast<std::size_t>(comm.size()));
+          n_mine += owner[i] == rank ? 1 : 0;
+        }
+      }
+    }
     std::vector<candidate_record> records(cands.size());
     std::vector<double> times(cands.size(), infinity);
+    std::optional<fatal_candidate_error> fatal;
     std::size_t done = 0;
     std::ptrdiff_t best = -1;
     for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -425,11 +528,18 @@ struct tuner::impl {
         r.status = candidate_status::pruned;
         continue;
       }
+      if (owner[i] != rank) {
+        times[i] = -infinity; // another rank's; the MAX reduction brings its time
+        continue;
+      }
+      if (fatal) {
+        continue; // stop measuring, but still take part in the reduction below
+      }
       const config &c = cands[i];
       try {
         auto run_once = [&] { run(c); };
         const auto samples =
-            meas->measure(candidate_info{name, k, c, done, n_kept}, run_once, opts.policy);
+            meas->measure(candidate_info{name, k, c, done, n_mine}, run_once, opts.policy);
         r.stats = summarize(samples);
         if (!check(c)) {
           r.status = candidate_status::wrong_result;
@@ -439,9 +549,12 @@ struct tuner::impl {
           r.time_ms = r.stats.score(opts.policy.stat);
         }
       } catch (const fatal_candidate_error &e) {
-        throw fatal_candidate_error(context(k) + ": candidate #" + std::to_string(i) + " (" +
-                                    c.to_string() + ") failed and left the device unusable; " +
-                                    "tuning stopped: " + e.what());
+        fatal.emplace(context(k) + ": candidate #" + std::to_string(i) + " (" + c.to_string() +
+                      ") failed and left the device unusable; " + "tuning stopped: " + e.what());
+        if (comm.size() <= 1) {
+          throw *fatal;
+        }
+        continue;
       } catch (const std::exception &e) {
         r.status = candidate_status::failed;
         r.reason = e.what();
@@ -469,11 +582,26 @@ struct tuner::impl {
       }
     }
 
-    // Worst rank counts; a candidate invalid anywhere is invalid everywhere.
-    comm.all_reduce_max(times);
+    // Worst rank counts; a candidate invalid anywhere is invalid everywhere. With the split, each
+    // candidate's time comes from the one rank that measured it.
+    // A fatal failure still takes part, with every candidate invalid, so that the other ranks
+    // end with "no valid config" instead of waiting for it.
+    if (fatal) {
+      std::fill(times.begin(), times.end(), infinity);
+    }
+    collective(context(k), "reduction of the candidate timings",
+               [&] { comm.all_reduce_max(times); });
+    if (fatal) {
+      throw *fatal;
+    }
     std::ptrdiff_t winner = -1;
     for (std::size_t i = 0; i < cands.size(); ++i) {
-      if (records[i].status == candidate_status::ok && !std::isfinite(times[i])) {
+      if (kept[i] && owner[i] != rank) {
+        const std::string on = "rank " + std::to_string(owner[i]);
+        const bool ok = std::isfinite(times[i]);
+        records[i].status = ok ? candidate_status::ok : candidate_status::failed;
+        records[i].reason = ok ? "measured on " + on : "failed on " + on;
+      } else if (records[i].status == candidate_status::ok && !std::isfinite(times[i])) {
         records[i].status = candidate_status::failed;
         records[i].reason = "failed on another rank";
       }
@@ -516,10 +644,13 @@ struct tuner::impl {
            format_ms(e.candidates[e.winner_index].time_ms) + " after measuring " +
            std::to_string(n_kept) + " candidates in " + format_ms(seconds * 1e3));
     }
+    if (launcher.multi_rank()) {
+      to_rank_log("search\n" + tuning_log(e, seconds));
+    }
     if (before_store) {
       before_store(e.winner); // may throw: then nothing is cached
     }
-    if (opts.use_disk_cache && comm.rank() == 0) {
+    if (opts.use_disk_cache && comm.local_rank() == 0) {
       try {
         const auto path = cache.store(e, tuning_log(e, seconds));
         if (verbose) {
@@ -612,9 +743,6 @@ const config &tuner::resolve(const key &k, const call_options &o,
   impl &s = *m;
   const std::lock_guard lock(s.resolve_mutex);
   const bool verbose = o.verbose || s.env.verbose;
-  communicator &comm = o.comm != nullptr        ? *o.comm
-                       : s.opts.comm != nullptr ? *s.opts.comm
-                                                : s.single;
   s.check_pins(o);
   key k2 = k;
   for (const auto &f : o.pinned) {
@@ -630,6 +758,17 @@ const config &tuner::resolve(const key &k, const call_options &o,
     return *c;
   }
 
+  if (!s.armed.load()) {
+    // Deferred mode before arm: no collective, no measurement, no memory entry.
+    const config &c = s.defer(k2, o, default_fn);
+    s.last = source::default_config;
+    if (verbose) {
+      s.info(s.context(k2) + ": deferred (not armed) -> [" + c.to_string() + "]");
+    }
+    return c;
+  }
+
+  communicator &comm = s.pick(o.comm);
   const std::vector<config> cands = s.candidates(o);
   std::vector<bool> kept(cands.size());
   for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -640,15 +779,16 @@ const config &tuner::resolve(const key &k, const call_options &o,
                   "]: " + e.what());
     }
   }
-  if (std::find(kept.begin(), kept.end(), true) == kept.end()) {
-    throw error(s.context(k2) + ": prune_fn removed all " + std::to_string(cands.size()) +
-                " configs; it must keep at least one");
-  }
 
+  // Agreement comes before any error of this rank's own, so that the ranks fail together.
   source from = source::cache;
   const std::ptrdiff_t own =
       s.serve(k, k2, o, cands, kept, default_fn, s.from_cache(k2, cands, kept), from, verbose);
   const std::ptrdiff_t proposal = s.agree(comm, k2, cands, kept, own);
+  if (std::find(kept.begin(), kept.end(), true) == kept.end()) {
+    throw error(s.context(k2) + ": prune_fn removed all " + std::to_string(cands.size()) +
+                " configs; it must keep at least one");
+  }
   if (proposal >= 0) {
     const config &c = s.remember(k2, cands[static_cast<std::size_t>(proposal)]);
     s.last = from;
@@ -702,6 +842,27 @@ std::optional<cache_entry> tuner::last_search() const {
 }
 
 void tuner::forget() { m->memory.clear(); }
+
+void tuner::arm(communicator *comm) {
+  impl &s = *m;
+  const std::lock_guard lock(s.resolve_mutex);
+  communicator &c = s.pick(comm);
+  if (c.size() > 1) {
+    impl::collective("tuner '" + s.name + "'", "deferred arm rendezvous", [&] { c.barrier(); });
+  }
+  s.armed.store(true);
+  if (s.env.verbose) {
+    s.info("tuner '" + s.name + "': armed after recording " + std::to_string(s.recorded.size()) +
+           " keys; their next calls tune");
+  }
+}
+
+bool tuner::armed() const noexcept { return m->armed.load(); }
+
+std::vector<key> tuner::recorded_keys() const {
+  const std::lock_guard lock(m->resolve_mutex);
+  return m->recorded;
+}
 
 measurer &tuner::measurer() const noexcept { return *m->meas; }
 
