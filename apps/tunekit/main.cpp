@@ -298,6 +298,10 @@ int artifact_emit(const tunekit::winner_cache &cache, const std::string &name,
   }
   json list = json::array();
   const auto entries = valid_entries(cache, function, version);
+  if (entries.empty()) {
+    throw tunekit::error("no valid winner-cache entries of function '" + function + "' in " +
+                         cache.root().string());
+  }
   for (const auto &e : entries) {
     tunekit::artifact a;
     a.name = name;

@@ -237,6 +237,8 @@ TEST_F(cli_test, usage_errors_exit_non_zero) {
   EXPECT_NE(run("frobnicate").rc, 0);
   EXPECT_NE(run("artifact emit --function scale").rc, 0); // --name is required
   EXPECT_EQ(run("--help").rc, 0);
+  // Nothing to emit is an error, not an empty success.
+  EXPECT_EQ(run("artifact emit --name k --function absent --out " + str(scratch.path())).rc, 2);
 }
 
 } // namespace
