@@ -19,10 +19,26 @@ public:
   static constexpr std::size_t inline_capacity = 4;
 
   key() noexcept = default;
-  key(std::initializer_list<value> values);
-  explicit key(const std::vector<value> &values);
+  key(std::initializer_list<value> values) {
+    for (const auto &v : values) {
+      push_back(v);
+    }
+  }
+  explicit key(const std::vector<value> &values) {
+    for (const auto &v : values) {
+      push_back(v);
+    }
+  }
 
-  void push_back(value v);
+  // Inline: a key is built and hashed on every tuned call.
+  void push_back(value v) {
+    if (m_size < inline_capacity) {
+      m_inline[m_size] = std::move(v);
+    } else {
+      m_overflow.push_back(std::move(v));
+    }
+    ++m_size;
+  }
 
   [[nodiscard]] std::size_t size() const noexcept { return m_size; }
   [[nodiscard]] bool empty() const noexcept { return m_size == 0; }
@@ -33,9 +49,25 @@ public:
 
   /// Canonical text: `(1048576, "float32", true)`.
   [[nodiscard]] std::string to_string() const;
-  [[nodiscard]] std::size_t hash() const noexcept;
+  [[nodiscard]] std::size_t hash() const noexcept {
+    std::size_t h = m_size;
+    for (std::size_t i = 0; i < m_size; ++i) {
+      h ^= (*this)[i].hash() + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    }
+    return h;
+  }
 
-  friend bool operator==(const key &a, const key &b) noexcept;
+  friend bool operator==(const key &a, const key &b) noexcept {
+    if (a.m_size != b.m_size) {
+      return false;
+    }
+    for (std::size_t i = 0; i < a.m_size; ++i) {
+      if (!(a[i] == b[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
 
 private:
   std::array<value, inline_capacity> m_inline{};

@@ -52,7 +52,25 @@ public:
 
   /// Canonical text: 256, 2.5, true, "abc" (strings quoted, so 1 and "1" differ).
   [[nodiscard]] std::string to_string() const;
-  [[nodiscard]] std::size_t hash() const noexcept;
+  [[nodiscard]] std::size_t hash() const noexcept {
+    // Inline (hot path). The alternative's index is mixed in so that 1, 1.0 and true differ.
+    std::size_t h = 0;
+    switch (m_v.index()) {
+    case 0:
+      h = std::hash<std::int64_t>{}(*std::get_if<0>(&m_v));
+      break;
+    case 1:
+      h = std::hash<double>{}(*std::get_if<1>(&m_v));
+      break;
+    case 2:
+      h = *std::get_if<2>(&m_v) ? 1 : 0;
+      break;
+    default:
+      h = std::hash<std::string>{}(*std::get_if<3>(&m_v));
+      break;
+    }
+    return (h * 0x9E3779B97F4A7C15ULL) ^ m_v.index();
+  }
 
   friend bool operator==(const value &a, const value &b) noexcept { return a.m_v == b.m_v; }
 

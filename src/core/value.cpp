@@ -95,24 +95,4 @@ std::string value::to_string() const {
   return {};
 }
 
-std::size_t value::hash() const noexcept {
-  // Mix the alternative's index so that 1, 1.0 and true hash apart.
-  std::size_t h = 0;
-  switch (type()) {
-  case value_type::int64:
-    h = std::hash<std::int64_t>{}(std::get<0>(m_v));
-    break;
-  case value_type::float64:
-    h = std::hash<double>{}(std::get<1>(m_v));
-    break;
-  case value_type::boolean:
-    h = std::get<2>(m_v) ? 1 : 0;
-    break;
-  case value_type::string:
-    h = std::hash<std::string>{}(std::get<3>(m_v));
-    break;
-  }
-  return (h * 0x9E3779B97F4A7C15ULL) ^ m_v.index();
-}
-
 } // namespace tunekit
