@@ -1,0 +1,489 @@
+// The tuner across ranks: agreement on the winner when per-rank timings disagree, cache hits on
+// some ranks only, a corrupt entry on one rank, mismatched keys, sub-communicators, the default
+// communicator, deferred tuning, the parallel split, timeouts and per-rank logs.
+
+#include "mpi_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace tunekit_mpi_test;
+using tunekit::config;
+using tunekit::key;
+using tunekit::source;
+
+std::shared_ptr<tunekit::simulated_measurer> simulated(tunekit::simulated_measurer::cost_function f,
+                                                       double noise = 0.0, std::uint64_t seed = 0) {
+  return std::make_shared<tunekit::simulated_measurer>(std::move(f), noise, seed);
+}
+
+// A cost that depends on the rank, so that each rank alone would often pick another winner.
+double rank_cost(int rank, int i, std::int64_t n) {
+  return 1.0 + 0.1 * static_cast<double>((i * 7 + n % 11 + rank * 3 + (n / 11) * i) % 6);
+}
+
+// A cost that favours index `best` on every rank.
+tunekit::simulated_measurer::cost_function favour(int best) {
+  return [best](const config &c, const key &) { return block_index(c) == best ? 1.0 : 2.0; };
+}
+
+std::string what_of(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+  return "no exception";
+}
+
+bool contains(const std::string &text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(MultiRankTuner, EveryRankPicksTheSameWinnerOverAThousandKeys) {
+  temp_dir dir;
+  log_capture log;
+  const int r = world_rank();
+  auto meas = simulated(
+      [r](const config &c, const key &k) { return rank_cost(r, block_index(c), k[0].as_int()); },
+      0.02, 1000 + static_cast<std::uint64_t>(r));
+  auto o = options(dir.path(), meas, log, &world());
+  o.use_disk_cache = false;
+  auto f = block_tuner("agree", o);
+
+  constexpr std::int64_t keys = 1000;
+  std::vector<std::int64_t> chosen(keys);
+  std::vector<std::int64_t> alone(keys); // what this rank would pick by itself (no noise)
+  for (std::int64_t n = 0; n < keys; ++n) {
+    chosen[static_cast<std::size_t>(n)] = f(n);
+    int best = 0;
+    for (int i = 1; i < 6; ++i) {
+      best = rank_cost(r, i, n) < rank_cost(r, best, n) ? i : best;
+    }
+    alone[static_cast<std::size_t>(n)] = best;
+  }
+  const auto agreed = same_everywhere(chosen);
+  EXPECT_EQ(std::count(agreed.begin(), agreed.end(), true), keys) << "keys with one winner";
+  EXPECT_EQ(f.tuner().searches(), static_cast<std::size_t>(keys));
+  if (world_size() > 1) {
+    const auto would_agree = same_everywhere(alone);
+    EXPECT_GT(std::count(would_agree.begin(), would_agree.end(), false), keys / 4)
+        << "the test needs per-rank timings that disagree";
+  }
+  EXPECT_TRUE(log.warnings().empty());
+}
+
+TEST(MultiRankTuner, WorstRankCountsWithoutNoise) {
+  temp_dir dir;
+  log_capture log;
+  const int r = world_rank();
+  auto meas = simulated(
+      [r](const config &c, const key &k) { return rank_cost(r, block_index(c), k[0].as_int()); });
+  auto o = options(dir.path(), meas, log, &world());
+  o.use_disk_cache = false;
+  auto f = block_tuner("worst", o);
+  for (std::int64_t n = 0; n < 50; ++n) {
+    int want = 0;
+    double want_cost = 1e9;
+    for (int i = 0; i < 6; ++i) {
+      double worst = 0;
+      for (int q = 0; q < world_size(); ++q) {
+        worst = std::max(worst, rank_cost(q, i, n));
+      }
+      if (worst < want_cost) {
+        want = i;
+        want_cost = worst;
+      }
+    }
+    EXPECT_EQ(f(n), want) << "key " << n;
+  }
+}
+
+TEST(MultiRankTuner, AHitOnOnlyOneRankMakesEveryRankSearch) {
+  for (int k = 0; k < world_size(); ++k) {
+    temp_dir dir;
+    log_capture log;
+    if (world_rank() == k) {
+      // A winner (index 5) stored in rank k's cache only, by a single-process tuner.
+      tunekit::single_process_communicator single;
+      auto o = options(dir.path(), simulated(favour(5)), log, &single);
+      o.launcher = tunekit::launcher_info{};
+      auto seed = block_tuner("hit_on_k", o);
+      EXPECT_EQ(seed(42), 5);
+    }
+    auto meas = simulated(favour(2));
+    auto f = block_tuner("hit_on_k", options(dir.path(), meas, log, &world()));
+    const std::int64_t got = f(42);
+    EXPECT_EQ(got, 2) << "k = " << k;
+    EXPECT_EQ(f.tuner().last_source(), source::search) << "k = " << k;
+    EXPECT_EQ(meas->candidates_measured(), 6u);
+    EXPECT_TRUE(same_everywhere({got, static_cast<std::int64_t>(f.tuner().last_source())})[0]);
+    // Only local rank 0 (here: rank 0) wrote the search's winner; rank k kept its own entry.
+    const bool has_entry = std::filesystem::exists(f.tuner().cache_path(key{42}));
+    EXPECT_EQ(has_entry, world_rank() == 0 || world_rank() == k) << "k = " << k;
+    if (world_rank() == 0) {
+      const auto e = f.tuner().last_search();
+      ASSERT_TRUE(e.has_value());
+      EXPECT_EQ(e->world_size, world_size());
+    }
+    EXPECT_TRUE(log.warnings().empty());
+  }
+}
+
+TEST(MultiRankTuner, TheSameHitOnEveryRankNeedsNoSearch) {
+  temp_dir dir;
+  log_capture log;
+  {
+    tunekit::single_process_communicator single;
+    auto o = options(dir.path(), simulated(favour(4)), log, &single);
+    o.launcher = tunekit::launcher_info{};
+    auto seed = block_tuner("hit_everywhere", o);
+    EXPECT_EQ(seed(7), 4);
+  }
+  auto meas = simulated(favour(1));
+  auto f = block_tuner("hit_everywhere", options(dir.path(), meas, log, &world()));
+  EXPECT_EQ(f(7), 4);
+  EXPECT_EQ(f.tuner().last_source(), source::cache);
+  EXPECT_EQ(meas->candidates_measured(), 0u);
+}
+
+TEST(MultiRankTuner, OneRanksCorruptEntryMakesEveryRankSearch) {
+  temp_dir dir;
+  log_capture log;
+  const int bad = world_size() - 1;
+  {
+    tunekit::single_process_communicator single;
+    auto o = options(dir.path(), simulated(favour(4)), log, &single);
+    o.launcher = tunekit::launcher_info{};
+    auto seed = block_tuner("corrupt", o);
+    EXPECT_EQ(seed(9), 4);
+    if (world_rank() == bad) {
+      std::ofstream(seed.tuner().cache_path(key{9}), std::ios::trunc) << "{\"schema\": \"tunek";
+    }
+  }
+  auto meas = simulated(favour(1));
+  auto f = block_tuner("corrupt", options(dir.path(), meas, log, &world()));
+  const std::int64_t got = f(9);
+  EXPECT_EQ(got, 1);
+  EXPECT_EQ(f.tuner().last_source(), source::search);
+  EXPECT_TRUE(same_everywhere({got})[0]);
+  const auto warnings = log.warnings();
+  if (world_rank() == bad) {
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_TRUE(contains(warnings[0], "skipping winner cache entry")) << warnings[0];
+    EXPECT_TRUE(contains(warnings[0], "rank " + std::to_string(bad))) << warnings[0];
+  } else {
+    EXPECT_TRUE(warnings.empty());
+  }
+}
+
+TEST(MultiRankTuner, MismatchedKeysGiveTheSameErrorOnEveryRank) {
+  if (world_size() < 2) {
+    GTEST_SKIP() << "needs two ranks";
+  }
+  temp_dir dir;
+  log_capture log;
+  auto f = block_tuner("mismatch", options(dir.path(), simulated(favour(3)), log, &world()));
+  const std::int64_t n = world_rank() == 1 ? 8 : 7;
+  const std::string msg = what_of([&] { f(n); });
+  EXPECT_TRUE(contains(msg, "do not agree on the key or the candidate list")) << msg;
+  EXPECT_TRUE(same_text_everywhere(msg)) << msg;
+
+  // A candidate list that depends on the rank fails the same way.
+  auto g = tunekit::autotune(
+      "mismatch_prune", six_blocks(), [](std::int64_t m) { return key{m}; },
+      [](const config &c, std::int64_t) {
+        return block_index(c) != world_rank() % 2; // ranks of each parity prune another config
+      },
+      [](std::int64_t, const config &c) { return block_index(c); },
+      options(dir.path(), simulated(favour(3)), log, &world()));
+  const std::string msg2 = what_of([&] { g(5); });
+  EXPECT_TRUE(contains(msg2, "do not agree")) << msg2;
+  EXPECT_TRUE(same_text_everywhere(msg2)) << msg2;
+
+  // The ranks are still in step: the next agreeing call tunes together.
+  EXPECT_EQ(f(100), 3);
+  EXPECT_EQ(f.tuner().last_source(), source::search);
+}
+
+TEST(MultiRankTuner, ASubCommunicatorReducesOnlyItsRanks) {
+  if (world_size() != 4) {
+    GTEST_SKIP() << "the costs are chosen for four ranks";
+  }
+  // Per-rank costs whose worst case picks index 1 on ranks {0, 2}, 2 on {1, 3}, 0 on all four.
+  const int r = world_rank();
+  auto cost = [r](const config &c, const key &) {
+    const int i = block_index(c);
+    return 1.0 + 0.1 * static_cast<double>((i * (r + 1) + r) % 5);
+  };
+  MPI_Comm half = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, r % 2, r, &half);
+  {
+    tunekit::mpi::communicator sub(half);
+    temp_dir dir;
+    log_capture log;
+    auto f = block_tuner("sub", options(dir.path(), simulated(cost), log, &sub));
+    EXPECT_EQ(f(1), r % 2 == 0 ? 1 : 2);
+    auto g = block_tuner("sub_world", options(dir.path(), simulated(cost), log, &world()));
+    EXPECT_EQ(g(1), 0);
+
+    // The registered default communicator serves tuners that name none.
+    tunekit::set_default_communicator(&sub);
+    auto d = block_tuner("sub_default", options(dir.path(), simulated(cost), log, nullptr));
+    EXPECT_EQ(d(1), r % 2 == 0 ? 1 : 2);
+    tunekit::set_default_communicator(nullptr);
+  }
+  MPI_Comm_free(&half);
+}
+
+TEST(MultiRankTuner, WithoutADefaultTheWorldServesOnceRegistered) {
+  const int r = world_rank();
+  auto cost = [r](const config &c, const key &) {
+    const int i = block_index(c);
+    return 1.0 + 0.1 * static_cast<double>((i * (r + 1) + r) % 5);
+  };
+  temp_dir dir;
+  log_capture log;
+  tunekit::mpi::use_world_by_default();
+  auto f = block_tuner("world_default", options(dir.path(), simulated(cost), log, nullptr));
+  const std::int64_t got = f(3);
+  EXPECT_TRUE(same_everywhere({got})[0]);
+  if (world_size() == 4) {
+    EXPECT_EQ(got, 0);
+  }
+  // Without the fallback a tuner that names no communicator is a single process: each rank
+  // picks its own fastest.
+  tunekit::set_communicator_fallback(nullptr);
+  EXPECT_EQ(tunekit::default_communicator(), nullptr);
+  const auto space = six_blocks();
+  int best = 0;
+  for (int i = 1; i < 6; ++i) {
+    best = cost(space[static_cast<std::size_t>(i)], key{}) <
+                   cost(space[static_cast<std::size_t>(best)], key{})
+               ? i
+               : best;
+  }
+  auto o = options(dir.path(), simulated(cost), log, nullptr);
+  o.use_disk_cache = false;
+  auto single = block_tuner("world_default_single", o);
+  EXPECT_EQ(single(3), best);
+}
+
+TEST(MultiRankTuner, DeferredModeRunsTheDefaultUntilArmed) {
+  temp_dir dir;
+  log_capture log;
+  const int r = world_rank();
+  auto meas = simulated(
+      [r](const config &c, const key &k) { return rank_cost(r, block_index(c), k[0].as_int()); });
+  auto o = options(dir.path(), meas, log, &world());
+  o.mode = tunekit::tuning_mode::deferred;
+  auto f = block_tuner("deferred", o);
+  EXPECT_FALSE(f.tuner().armed());
+  // Ranks make different numbers of calls before arming: no collective runs, so nothing hangs.
+  for (std::int64_t n = 0; n <= r; ++n) {
+    EXPECT_EQ(f(n), 0);
+    EXPECT_EQ(f(n), 0);
+    EXPECT_EQ(f.tuner().last_source(), source::default_config);
+  }
+  EXPECT_EQ(meas->candidates_measured(), 0u);
+  EXPECT_EQ(f.tuner().recorded_keys().size(), static_cast<std::size_t>(r + 1));
+  EXPECT_FALSE(std::filesystem::exists(f.tuner().cache_path(key{0})));
+
+  f.tuner().arm();
+  EXPECT_TRUE(f.tuner().armed());
+  const std::int64_t got = f(0);
+  EXPECT_EQ(f.tuner().last_source(), source::search);
+  EXPECT_EQ(meas->candidates_measured(), 6u);
+  EXPECT_TRUE(same_everywhere({got})[0]);
+  EXPECT_EQ(f(0), got);
+  EXPECT_EQ(meas->candidates_measured(), 6u); // the winner in memory answered
+}
+
+TEST(MultiRankTuner, ParallelSplitPicksWhatTheFullSearchPicks) {
+  temp_dir dir;
+  log_capture log;
+  // Rank-local work: the same cost on every rank.
+  auto cost = [](const config &c, const key &k) {
+    return rank_cost(0, block_index(c), k[0].as_int()) + 0.01 * block_index(c);
+  };
+  auto space = tunekit::config_space::product(
+      {{"BLOCK", {64, 128, 256, 512, 1024, 2048}}, {"WARPS", {1, 2, 4}}});
+  auto full_meas = simulated(cost);
+  auto split_meas = simulated(cost);
+  auto o = options(dir.path(), full_meas, log, &world());
+  o.use_disk_cache = false;
+  auto full = block_tuner("full", o, space);
+  o.measurer = split_meas;
+  o.parallel_split = true;
+  auto split = block_tuner("split", o, space);
+
+  constexpr std::int64_t keys = 100;
+  std::vector<std::int64_t> a(keys);
+  std::vector<std::int64_t> b(keys);
+  for (std::int64_t n = 0; n < keys; ++n) {
+    a[static_cast<std::size_t>(n)] = full(n);
+    b[static_cast<std::size_t>(n)] = split(n);
+  }
+  EXPECT_EQ(a, b);
+  const auto agreed = same_everywhere(b);
+  EXPECT_EQ(std::count(agreed.begin(), agreed.end(), true), keys);
+  // Rank q measures kept candidates q, q + size, ...: 18 candidates per key.
+  const std::size_t size = static_cast<std::size_t>(world_size());
+  const std::size_t mine = (18 + size - 1 - static_cast<std::size_t>(world_rank())) / size;
+  EXPECT_EQ(split_meas->candidates_measured(), mine * keys);
+  EXPECT_EQ(full_meas->candidates_measured(), 18u * keys);
+}
+
+TEST(MultiRankTuner, ParallelSplitFailureOnItsRankIsAFailureEverywhere) {
+  if (world_size() < 2) {
+    GTEST_SKIP() << "needs two ranks";
+  }
+  temp_dir dir;
+  log_capture log;
+  // Index 1 would win but fails on the rank that measures it (rank 1 of the split).
+  auto cost = [](const config &c, const key &) -> double {
+    const int i = block_index(c);
+    if (i == 1) {
+      throw std::runtime_error("out of shared memory");
+    }
+    return 1.0 + 0.1 * i;
+  };
+  auto o = options(dir.path(), simulated(cost), log, &world());
+  o.parallel_split = true;
+  o.use_disk_cache = false;
+  auto f = block_tuner("split_fail", o);
+  EXPECT_EQ(f(1), 0);
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->candidates[1].status, tunekit::candidate_status::failed);
+  if (world_rank() != 1) {
+    EXPECT_EQ(e->candidates[1].reason, "failed on rank 1");
+  } else {
+    EXPECT_TRUE(contains(e->candidates[1].reason, "out of shared memory"))
+        << e->candidates[1].reason;
+  }
+}
+
+TEST(MultiRankTuner, AFatalCandidateOnOneRankStopsEveryRank) {
+  if (world_size() < 2) {
+    GTEST_SKIP() << "needs two ranks";
+  }
+  temp_dir dir;
+  log_capture log;
+  const int r = world_rank();
+  auto cost = [r](const config &c, const key &) -> double {
+    if (r == 1 && block_index(c) == 2) {
+      throw tunekit::fatal_candidate_error("illegal address");
+    }
+    return 1.0;
+  };
+  auto o = options(dir.path(), simulated(cost), log, &world());
+  o.use_disk_cache = false;
+  auto f = block_tuner("fatal", o);
+  std::string msg;
+  bool fatal = false;
+  try {
+    f(1);
+  } catch (const tunekit::fatal_candidate_error &e) {
+    fatal = true;
+    msg = e.what();
+  } catch (const tunekit::error &e) {
+    msg = e.what();
+  }
+  // The failing rank stops; the others find every candidate invalid instead of waiting for it.
+  EXPECT_EQ(fatal, r == 1) << msg;
+  EXPECT_TRUE(contains(msg, r == 1 ? "illegal address" : "failed on another rank")) << msg;
+  EXPECT_TRUE(r == 1 || contains(msg, "no valid config")) << msg;
+}
+
+TEST(MultiRankTuner, ARankThatNeverArrivesFailsTheOthersWithStepAndKey) {
+  if (world_size() < 2) {
+    GTEST_SKIP() << "needs two ranks";
+  }
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  {
+    tunekit::mpi::communicator c(dup, {.timeout = std::chrono::milliseconds(300)});
+    temp_dir dir;
+    log_capture log;
+    auto f = block_tuner("late", options(dir.path(), simulated(favour(2)), log, &c));
+    if (world_rank() != 0) {
+      std::string msg;
+      try {
+        f(77);
+      } catch (const tunekit::communicator_timeout &e) {
+        msg = e.what();
+      }
+      EXPECT_TRUE(contains(msg, "tuner 'late'")) << msg;
+      EXPECT_TRUE(contains(msg, "key (77)")) << msg;
+      EXPECT_TRUE(contains(msg, "agreement on the key")) << msg;
+      EXPECT_TRUE(contains(msg, "timed out")) << msg;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+      // Complete the agreement reduction the others gave up on (the first: a MIN all-reduce of
+      // three values), so that their communicators can be destroyed cleanly.
+      std::array<double, 3> v{};
+      MPI_Request req = MPI_REQUEST_NULL;
+      MPI_Iallreduce(MPI_IN_PLACE, v.data(), 3, MPI_DOUBLE, MPI_MIN, dup, &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+  }
+  MPI_Comm_free(&dup);
+
+  // The arm rendezvous times out the same way.
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  {
+    tunekit::mpi::communicator c(dup, {.timeout = std::chrono::milliseconds(300)});
+    temp_dir dir;
+    log_capture log;
+    auto o = options(dir.path(), simulated(favour(2)), log, &c);
+    o.mode = tunekit::tuning_mode::deferred;
+    auto f = block_tuner("late_arm", o);
+    if (world_rank() != 0) {
+      const std::string msg = what_of([&] { f.tuner().arm(); });
+      EXPECT_TRUE(contains(msg, "tuner 'late_arm': deferred arm rendezvous timed out")) << msg;
+      EXPECT_FALSE(f.tuner().armed());
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+      MPI_Request req = MPI_REQUEST_NULL;
+      MPI_Ibarrier(dup, &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+  }
+  MPI_Comm_free(&dup);
+}
+
+TEST(MultiRankTuner, VerboseLinesReachTheConsoleFromLocalRankZeroOnly) {
+  temp_dir dir;
+  log_capture log;
+  auto o = options(dir.path(), simulated(favour(2)), log, &world());
+  o.launcher = tunekit::launcher_info{tunekit::launcher_kind::open_mpi, world_rank(), world_rank(),
+                                      world_size()};
+  auto f = block_tuner("verbose", o);
+  EXPECT_EQ(f.with({.verbose = true})(5), 2);
+  if (world_rank() == 0 || world_size() == 1) {
+    EXPECT_FALSE(log.infos().empty());
+  } else {
+    EXPECT_TRUE(log.infos().empty());
+  }
+  // Every rank keeps its full log.
+  if (world_size() > 1) {
+    std::ifstream in(dir.path() / "logs" / ("rank-" + std::to_string(world_rank()) + ".log"));
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    EXPECT_TRUE(contains(text, "searching 6 of 6 configs")) << text;
+    EXPECT_TRUE(contains(text, "winner #2")) << text;
+  }
+}
+
+} // namespace
