@@ -7,7 +7,8 @@
 # Benchmarks: the core hot-path benchmark (if built); the hot path of a tuned CUDA launch; tuning
 # cost, bandwidth and a reference table of the scale kernel at 2^26 elements; ten fresh processes
 # tuning the scale space (stability); Triton's autotuner on the same kernel and space; the tiled
-# GEMM at 4096^3 against cuBLAS, and ten fresh processes tuning it. The build directory defaults
+# GEMM at 4096^3 against cuBLAS, and ten fresh processes tuning it; the GEMM tuned in context
+# beside a memory-bound kernel on another stream, against the GEMM tuned alone. The build directory defaults
 # to build-gpu (TUNEKIT_GPU_BUILD_DIR overrides it).
 set -uo pipefail
 
@@ -43,7 +44,7 @@ if ! step build cmake --build "$build" -j "$jobs"; then
   say "full build failed; building the CUDA targets alone"
   step build_cuda cmake --build "$build" -j "$jobs" --target tunekit_cuda_unit_tests \
     tunekit_cuda_gpu_tests cuda_scale cuda_gemm tunekit_cuda_bench_hot_path \
-    tunekit_cuda_bench_scale tunekit_cuda_bench_gemm || exit 1
+    tunekit_cuda_bench_scale tunekit_cuda_bench_gemm tunekit_cuda_bench_contextual || exit 1
 fi
 
 step ctest_gpu ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300
@@ -70,5 +71,9 @@ for i in 01 02 03 04 05 06 07 08 09 10; do
   step "gemm_run_$i" "$bin/tunekit_cuda_bench_gemm" --tune-only --out "$out/gemm_runs/$i.json"
 done
 
+step contextual "$bin/tunekit_cuda_bench_contextual" --out "$out/contextual.json"
+
 python3 "$root/bench/cuda/summarize.py" "$out" || status=1
+# Contextual tuning (issue: in-context vs isolated winner), after the main table.
+[ -f "$out/logs/contextual.log" ] && tail -n 5 "$out/logs/contextual.log"
 exit $status
