@@ -709,6 +709,33 @@ TEST_F(tuner_test, hot_path_readers_while_the_winner_table_grows) {
   }
 }
 
+TEST_F(tuner_test, void_function_writing_through_a_reference_argument) {
+  // A launcher's shape: no result, an output argument, a key built as a vector of values.
+  auto f = tunekit::autotune(
+      "fill", block_space(),
+      [](const std::vector<int> &out, int value) {
+        return std::vector<tunekit::value>{static_cast<std::int64_t>(out.size()), value > 0};
+      },
+      tunekit::keep_all{},
+      [](std::vector<int> &out, int value, const config &c) {
+        for (auto &x : out) {
+          x = value + static_cast<int>(c.get_int("BLOCK"));
+        }
+      },
+      opts());
+  std::vector<int> out(8, 0);
+  int value = 1;
+  f(out, value);
+  EXPECT_EQ(out, std::vector<int>(8, 513)); // the last call ran the winner, BLOCK=512
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->key, (key{8, true}));
+  value = 2;
+  f(out, value);
+  EXPECT_EQ(out, std::vector<int>(8, 514));
+  EXPECT_EQ(f.tuner().last_source(), source::memory);
+}
+
 TEST_F(tuner_test, source_names) {
   EXPECT_EQ(tunekit::to_string(source::memory), "memory");
   EXPECT_EQ(tunekit::to_string(source::cache), "cache");
