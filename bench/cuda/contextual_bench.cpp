@@ -2,11 +2,16 @@
 // stream, against the same GEMM tuned in isolation. Reports both winners, every instantiation's
 // GEMM time alone and in the real context, and the whole step's time with each winner.
 //
-//   ./tunekit_cuda_bench_contextual [--m M --n N --k K] [--mem-elems E] [--out contextual.json]
+//   ./tunekit_cuda_bench_contextual [--m M --n N --k K] [--mem-elems E] [--mem-blocks B]
+//                                   [--out contextual.json]
+//
+// The memory-bound kernel is the scale kernel over its whole grid (--mem-blocks 0, the default),
+// or a grid-stride copy on B blocks of 1024 threads that holds that share of the SMs throughout.
 
 #include "device_array.hpp"
 #include "gemm_space.hpp"
 #include "scale_kernel.hpp"
+#include "stream_kernel.hpp"
 
 #include <tunekit/contextual.hpp>
 #include <tunekit/cuda/cuda.hpp>
@@ -38,6 +43,7 @@ int main(int argc, char **argv) {
   int n = 4096;
   int k = 1024;
   std::int64_t mem_elems = std::int64_t{1} << 28;
+  int mem_blocks = 0;
   std::string out_path;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--m") == 0) {
@@ -48,6 +54,8 @@ int main(int argc, char **argv) {
       k = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--mem-elems") == 0) {
       mem_elems = std::atoll(argv[++i]);
+    } else if (std::strcmp(argv[i], "--mem-blocks") == 0) {
+      mem_blocks = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--out") == 0) {
       out_path = argv[++i];
     }
@@ -88,7 +96,12 @@ int main(int argc, char **argv) {
     opts.env = env;
 
     auto memory_bound = [&] {
-      TUNEKIT_CUDA_CHECK(example::launch_scale(x.get(), y.get(), 1.5f, mem_elems, 4096, 256, s2));
+      if (mem_blocks > 0) {
+        TUNEKIT_CUDA_CHECK(
+            bench::launch_stream_copy(x.get(), y.get(), mem_elems, mem_blocks, 1024, s2));
+      } else {
+        TUNEKIT_CUDA_CHECK(example::launch_scale(x.get(), y.get(), 1.5f, mem_elems, 4096, 256, s2));
+      }
     };
 
     // 1. In isolation: the ordinary function-level tuner, nothing else on the device.
@@ -171,6 +184,7 @@ int main(int argc, char **argv) {
     nlohmann::ordered_json out;
     out["shape"] = {m, n, k};
     out["memory_bound_elements"] = mem_elems;
+    out["memory_bound_blocks"] = mem_blocks;
     out["winner_isolated"] = winner_isolated.template_id();
     out["winner_in_context"] = winner_context.template_id();
     out["contextual_tuning_s"] = contextual_tuning_s;
@@ -184,8 +198,9 @@ int main(int argc, char **argv) {
     if (!out_path.empty()) {
       std::ofstream(out_path) << out.dump(2) << "\n";
     }
-    std::printf("contextual GEMM %dx%dx%d beside a %lld-element memory-bound kernel\n", m, n, k,
-                static_cast<long long>(mem_elems));
+    std::printf("contextual GEMM %dx%dx%d beside a %lld-element memory-bound kernel (%s)\n", m, n,
+                k, static_cast<long long>(mem_elems),
+                mem_blocks > 0 ? (std::to_string(mem_blocks) + " blocks").c_str() : "full grid");
     std::printf("  %-22s %-26s %12s %14s %14s\n", "", "winner", "GEMM alone", "GEMM in ctx",
                 "step in ctx");
     std::printf("  %-22s %-26s %9.3f ms %11.3f ms %11.3f ms\n", "tuned in isolation",
