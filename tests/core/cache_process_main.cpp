@@ -5,7 +5,8 @@
 //   -> source=search measured=6 winner=[BLOCK=512, num_warps=4]
 //
 // The measurer is simulated (a cost of the config, seeded noise), so every process that searches
-// picks the same winner; the environment is not read, so only the command line matters.
+// picks the same winner; the environment is not read (cache directory, launcher), so only the
+// command line matters.
 
 #include <tunekit/tunekit.hpp>
 
@@ -50,6 +51,7 @@ int main(int argc, char **argv) {
     o.version = "multi-process-v1";
     o.measurer = meas;
     o.env = env;
+    o.launcher = tunekit::launcher_info{}; // one process of its own, whatever the environment says
     o.policy = {.warmup = 1, .runs = 2};
     o.log = [](tunekit::log_level level, std::string_view msg) {
       std::fprintf(stderr, "[%s] %.*s\n", level == tunekit::log_level::info ? "info" : "warning",

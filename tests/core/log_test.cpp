@@ -28,6 +28,7 @@ TEST(log, a_verbose_call_without_a_sink_reports_on_stdout) {
   o.version = "v1";
   o.env = tunekit_test::test_env(dir.path());
   o.hardware = tunekit_test::test_hardware();
+  o.launcher = tunekit::launcher_info{};
   o.measurer = std::make_shared<tunekit::simulated_measurer>(tunekit_test::block_cost);
   auto f = tunekit::autotune(
       "stdout_scale", tunekit::config_space::product({{"BLOCK", {256, 512}}}),

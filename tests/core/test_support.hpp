@@ -133,7 +133,8 @@ inline tunekit::environment test_env(const std::filesystem::path &cache_dir) {
   return env;
 }
 
-/// Options of a test tuner: the given cache dir, fixed hardware, the given measurer and log.
+/// Options of a test tuner: the given cache dir, fixed hardware, a single process, the given
+/// measurer and log.
 inline tunekit::tuner_options options(const std::filesystem::path &cache_dir,
                                       std::shared_ptr<tunekit::measurer> measurer,
                                       const log_capture &log, std::string version = "v1") {
@@ -142,6 +143,7 @@ inline tunekit::tuner_options options(const std::filesystem::path &cache_dir,
   o.measurer = std::move(measurer);
   o.env = test_env(cache_dir);
   o.hardware = test_hardware();
+  o.launcher = tunekit::launcher_info{}; // a single process, whatever RANK/WORLD_SIZE say
   o.log = log.sink();
   return o;
 }
