@@ -71,8 +71,9 @@ public:
   [[nodiscard]] virtual std::string name() const = 0;
 };
 
-/// Wall-clock measurer for host functions. The optional `sync` hook is called after every run,
-/// inside the timed region, so that asynchronous work (a device queue) is included in the time.
+/// Wall-clock measurer for host functions. The optional `sync` hook is called once after the warmup
+/// runs and after every timed run, inside the timed region, so that asynchronous work (a device
+/// queue) is included in the time.
 class host_measurer final : public measurer {
 public:
   explicit host_measurer(std::function<void()> sync = {});

@@ -3,8 +3,12 @@
 /// The closed value type of tunekit: every config field and key element is one of int64, double,
 /// bool or string, and keeps that type exactly when it is persisted.
 
+#include <tunekit/error.hpp>
+
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -18,8 +22,9 @@ enum class value_type { int64, float64, boolean, string };
 /// Name of a value type as written in errors and files ("int", "double", "bool", "string").
 [[nodiscard]] std::string_view to_string(value_type t) noexcept;
 
-/// One typed value. Integers of any width become int64, floating point becomes double,
-/// `bool` stays bool (it never decays to an integer), text becomes string.
+/// One typed value. Integers of any width become int64 (an unsigned value above the int64 range is
+/// an error), finite floating point becomes double, `bool` stays bool (it never decays to an
+/// integer), text becomes string.
 class value final {
 public:
   using variant_type = std::variant<std::int64_t, double, bool, std::string>;
@@ -28,10 +33,22 @@ public:
   value(bool b) noexcept : m_v(b) {} // NOLINT(google-explicit-constructor)
   template <class T>
   requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) value(T i)
-  noexcept : m_v(static_cast<std::int64_t>(i)) {} // NOLINT(google-explicit-constructor)
+      : m_v(static_cast<std::int64_t>(i)) { // NOLINT(google-explicit-constructor)
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(std::int64_t)) {
+      if (i > static_cast<T>(std::numeric_limits<std::int64_t>::max())) {
+        throw error("integer value " + std::to_string(i) + " is outside the int64 range");
+      }
+    }
+  }
+  /// Throws `tunekit::error` for NaN and infinities: they never compare equal as keys and cannot be
+  /// stored in JSON.
   template <class T>
   requires std::is_floating_point_v<T> value(T d)
-  noexcept : m_v(static_cast<double>(d)) {}            // NOLINT(google-explicit-constructor)
+      : m_v(static_cast<double>(d)) { // NOLINT(google-explicit-constructor)
+    if (!std::isfinite(d)) {
+      throw error("a value must be finite, not " + std::to_string(static_cast<double>(d)));
+    }
+  }
   value(const char *s) : m_v(std::string(s)) {}        // NOLINT(google-explicit-constructor)
   value(std::string s) noexcept : m_v(std::move(s)) {} // NOLINT(google-explicit-constructor)
   value(std::string_view s) : m_v(std::string(s)) {}   // NOLINT(google-explicit-constructor)

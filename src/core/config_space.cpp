@@ -12,13 +12,23 @@ config_space::config_space(std::initializer_list<config> configs)
     : config_space(std::vector<config>(configs)) {}
 
 config_space::config_space(std::vector<config> configs) : m_configs(std::move(configs)) {
-  std::unordered_map<std::string, std::size_t> seen;
+  // Configs by hash, compared with == (text could make distinct configs look alike).
+  std::unordered_multimap<std::size_t, std::size_t> seen;
   for (std::size_t i = 0; i < m_configs.size(); ++i) {
-    auto [it, fresh] = seen.emplace(m_configs[i].to_string(), i);
-    if (!fresh) {
-      throw error("config space lists the same config twice (#" + std::to_string(it->second) +
-                  " and #" + std::to_string(i) + ": " + it->first + ")");
+    const config &c = m_configs[i];
+    std::size_t h = std::hash<std::string>{}(c.template_id());
+    for (const auto &f : c) {
+      h = h * 31 + std::hash<std::string>{}(f.name);
+      h = h * 31 + f.value.hash();
     }
+    auto [first, last] = seen.equal_range(h);
+    for (auto it = first; it != last; ++it) {
+      if (m_configs[it->second] == c) {
+        throw error("config space lists the same config twice (#" + std::to_string(it->second) +
+                    " and #" + std::to_string(i) + ": " + c.to_string() + ")");
+      }
+    }
+    seen.emplace(h, i);
   }
 }
 

@@ -746,7 +746,7 @@ const config &tuner::resolve(const key &k, const call_options &o,
   s.check_pins(o);
   key k2 = k;
   for (const auto &f : o.pinned) {
-    k2.push_back(value(f.name));
+    k2.push_back(value("pinned " + f.name)); // marked, so no key_fn value can look like it
     k2.push_back(f.value);
   }
 

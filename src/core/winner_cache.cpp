@@ -306,6 +306,12 @@ void write_file_atomically(const std::filesystem::path &path, std::string_view t
     std::filesystem::remove(tmp, ec);
     throw error("cannot rename " + tmp.string() + " to " + path.string() + ": " + why);
   }
+  // Make the rename itself durable (best effort: some file systems refuse fsync on directories).
+  const int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    static_cast<void>(::fsync(dir));
+    ::close(dir);
+  }
 }
 
 } // namespace tunekit

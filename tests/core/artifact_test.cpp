@@ -338,7 +338,7 @@ TEST_F(artifact_test, an_artifact_may_not_set_a_pinned_value) {
   pin.allow_arg_overwrite = true;
   pin.pinned = config{{"num_warps", 8}};
   key k{1};
-  k.push_back("num_warps");
+  k.push_back("pinned num_warps"); // pinned values extend the key as ("pinned NAME", value)
   k.push_back(8);
   artifact a;
   a.name = "scale";

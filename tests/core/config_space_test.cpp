@@ -134,3 +134,12 @@ TEST(config_space, default_constructed_is_empty) {
   EXPECT_EQ(s.size(), 0U);
   EXPECT_EQ(s.index_of(config{{"a", 1}}), -1);
 }
+
+TEST(config_space, configs_whose_text_looks_alike_are_not_duplicates) {
+  // Same canonical text "a=1, b=2", different fields: a one-field config whose string value
+  // contains ", b=2" would print alike only with an unquoted string; names with '=' would too.
+  const tunekit::config one{{"a=1, b", 2}};
+  const tunekit::config two{{"a", 1}, {"b", 2}};
+  EXPECT_NO_THROW(tunekit::config_space({one, two}));
+  EXPECT_THROW(tunekit::config_space({two, two}), tunekit::error);
+}

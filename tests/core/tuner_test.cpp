@@ -331,7 +331,7 @@ TEST_F(tuner_test, pinned_value_that_is_not_a_field_is_passed_along) {
   EXPECT_EQ(p->calls.back(), (config{{"BLOCK", 512}, {"num_warps", 4}, {"alpha", 2.5}}));
   const auto e = scale.tuner().last_search();
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->key, (key{1024, "alpha", 2.5}));
+  EXPECT_EQ(e->key, (key{1024, "pinned alpha", 2.5}));
 }
 
 TEST_F(tuner_test, a_throwing_candidate_is_skipped_with_its_reason) {

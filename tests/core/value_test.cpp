@@ -104,3 +104,21 @@ TEST(value, hash_is_consistent_with_equality_and_separates_types) {
   EXPECT_TRUE(set.contains(value(1.0)));
   EXPECT_FALSE(set.contains(value(2)));
 }
+
+TEST(value, unsigned_integers_above_int64_are_refused_not_wrapped) {
+  EXPECT_EQ(tunekit::value(std::uint64_t{42}).as_int(), 42);
+  const auto too_big = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1;
+  try {
+    (void)tunekit::value(too_big);
+    FAIL() << "expected an error";
+  } catch (const tunekit::error &e) {
+    EXPECT_NE(std::string(e.what()).find("int64 range"), std::string::npos) << e.what();
+  }
+}
+
+TEST(value, non_finite_doubles_are_refused) {
+  EXPECT_THROW((void)tunekit::value(std::numeric_limits<double>::quiet_NaN()), tunekit::error);
+  EXPECT_THROW((void)tunekit::value(std::numeric_limits<double>::infinity()), tunekit::error);
+  EXPECT_THROW((void)tunekit::value(-std::numeric_limits<float>::infinity()), tunekit::error);
+  EXPECT_EQ(tunekit::value(0.5f).as_double(), 0.5);
+}
