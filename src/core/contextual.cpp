@@ -1,4 +1,5 @@
 #include "sha256.hpp"
+#include "timestamp.hpp"
 
 #include <tunekit/contextual.hpp>
 #include <tunekit/error.hpp>
@@ -20,15 +21,6 @@ namespace {
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
 std::atomic<contextual_tuner *> g_active{nullptr};
-
-std::string now_utc() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 } // namespace
 
@@ -81,7 +73,7 @@ struct contextual_tuner::impl {
         return;
       }
     }
-    log_file << now_utc() << " " << line << "\n";
+    log_file << detail::utc_timestamp() << " " << line << "\n";
     log_file.flush();
   }
 

@@ -1,4 +1,5 @@
 #include "sha256.hpp"
+#include "timestamp.hpp"
 #include "winner_map.hpp"
 
 #include <tunekit/artifact.hpp>
@@ -41,16 +42,6 @@ std::string_view to_string(source s) noexcept {
 namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
-
-std::string utc_timestamp() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string format_ms(double ms) {
   if (!std::isfinite(ms)) {
@@ -184,7 +175,7 @@ struct tuner::impl {
         return;
       }
     }
-    rank_log << utc_timestamp() << " tuner '" << name << "' " << text << '\n';
+    rank_log << detail::utc_timestamp() << " tuner '" << name << "' " << text << '\n';
     rank_log.flush();
   }
 
@@ -635,7 +626,7 @@ struct tuner::impl {
     e.policy = opts.policy;
     e.measurer = meas->name();
     e.world_size = comm.size();
-    e.timestamp = utc_timestamp();
+    e.timestamp = detail::utc_timestamp();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
