@@ -3,6 +3,7 @@
 
 #include <tunekit/contextual.hpp>
 #include <tunekit/error.hpp>
+#include <tunekit/launcher.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -66,7 +67,16 @@ struct contextual_tuner::impl {
     if (!log_file.is_open()) {
       std::error_code ec;
       std::filesystem::create_directories(env.log_dir, ec);
-      const auto path = env.log_dir / ("rank-" + std::to_string(comm().rank()) + ".log");
+      // The communicator's rank when there is one, else the launcher's (torchrun, mpirun).
+      int rank = comm().rank();
+      if (opts.comm == nullptr) {
+        try {
+          rank = launcher_info::from_env().rank;
+        } catch (const error &e) {
+          log(log_level::warning, std::string("contextual tuner: ") + e.what());
+        }
+      }
+      const auto path = env.log_dir / ("rank-" + std::to_string(rank) + ".log");
       log_file.open(path, std::ios::app);
       if (!log_file) {
         log(log_level::warning, "contextual tuner: cannot open log " + path.string());

@@ -256,3 +256,27 @@ TEST(contextual, distributed_selection_uses_the_worst_rank_per_candidate) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(contextual, without_a_communicator_the_log_is_named_by_the_launchers_rank) {
+  temp_dir dir;
+  log_capture log;
+  auto a = tunekit::make_tunable_kernel(
+      "ranked", tunekit::config_space{{{"BLOCK", 8}}, {{"BLOCK", 16}}}, n_key(),
+      counting_kernel("ranked"),
+      kernel_options(dir, log, [](const tunekit::config &, const tunekit::key &) { return 1.0; }));
+  launch_counts counts;
+  ::setenv("RANK", "3", 1);
+  ::setenv("WORLD_SIZE", "4", 1);
+  auto outer =
+      tunekit::contextual_autotune([&](int n) { return a(n, counts); }, ctx_options(dir, log));
+  const auto result = outer(2);
+  ::unsetenv("RANK");
+  ::unsetenv("WORLD_SIZE");
+  EXPECT_EQ(result, 8);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "logs" / "rank-3.log"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "logs" / "rank-0.log"));
+}
+
+} // namespace
