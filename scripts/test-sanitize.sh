@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds the core, its tests and the CLI with address and undefined-behaviour sanitizers and runs
+# those tests (no CUDA, no MPI: the sanitizers watch tunekit's own code).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build-sanitize}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNEKIT_SANITIZE=ON -DTUNEKIT_CUDA=OFF \
+  -DTUNEKIT_MPI=OFF -DTUNEKIT_NCCL=OFF -DTUNEKIT_BUILD_BENCH=OFF -DTUNEKIT_BUILD_EXAMPLES=OFF \
+  -DTUNEKIT_INSTALL=OFF
+cmake --build "$build" -j"$(nproc)" --target tunekit_core_tests tunekit_cache_process
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ctest --test-dir "$build" -R '^core\.' --output-on-failure -j"$(nproc)"
