@@ -256,7 +256,9 @@ struct tuner::impl {
   // A proposal from the winner cache, or -1.
   std::ptrdiff_t from_cache(const key &k, const std::vector<config> &cands,
                             const std::vector<bool> &kept) const {
-    if (!opts.use_disk_cache || env.always_tune) {
+    // Nothing kept: the prune error comes after agreement; no cache warning before it.
+    if (!opts.use_disk_cache || env.always_tune ||
+        std::find(kept.begin(), kept.end(), true) == kept.end()) {
       return -1;
     }
     const function_identity id{name, opts.version};

@@ -442,6 +442,20 @@ TEST_F(tuner_test, prune_removing_everything_is_an_error) {
   EXPECT_EQ(meas->candidates_measured(), 0U);
 }
 
+TEST_F(tuner_test, prune_removing_everything_gives_no_cache_warning_first) {
+  // A stored winner for key (100), tuned when the prune still kept configs.
+  auto keep = tunekit::autotune(
+      "scale", block_space(), [](int n) { return key{n}; }, tunekit::keep_all{},
+      [](int, const config &) { return 0; }, opts());
+  keep(100);
+  ASSERT_EQ(json_files(), 1U);
+  log.clear();
+  auto scale = make_scale(p, opts());
+  const std::string msg = error_of([&] { static_cast<void>(scale(100)); });
+  EXPECT_TRUE(has(msg, "prune_fn")) << msg;
+  EXPECT_TRUE(log.warnings().empty()) << log.dump();
+}
+
 TEST_F(tuner_test, throwing_prune_is_an_error_naming_the_config) {
   auto scale = tunekit::autotune(
       "scale", block_space(), [](int n) { return key{n}; },
