@@ -125,12 +125,22 @@ int main(int argc, char **argv) {
   };
   auto with_config = [&] { example::scale(x.get(), y.get(), 2.5f, n, stream, winner); };
   auto via_tunekit = [&] { tuned(x.get(), y.get(), 2.5f, n, stream); };
+  // Where the added time goes: the same launcher reading the winner from where tunekit keeps it
+  // (a heap node, not a stack copy), and the lookup alone followed by the stack copy.
+  const tunekit::config *stored = tuned.tuner().find(tunekit::key{n});
+  auto with_stored_config = [&] { example::scale(x.get(), y.get(), 2.5f, n, stream, *stored); };
+  auto lookup_then_config = [&] {
+    keep(tuned.tuner().find(tunekit::key{n}, true));
+    example::scale(x.get(), y.get(), 2.5f, n, stream, winner);
+  };
   constexpr int rounds = 1000;
   constexpr int batch = 100;
   static_cast<void>(interleave(drain, 20, batch, direct, with_config, via_tunekit)); // warm-up
   const auto launch = interleave(drain, rounds, batch, direct, with_config, via_tunekit);
   // Once more, to show the spread between two identical measurements.
   const auto launch2 = interleave(drain, rounds, batch, direct, with_config, via_tunekit);
+  const auto parts =
+      interleave(drain, rounds, batch, with_config, with_stored_config, lookup_then_config);
 
   auto tuned_dispatch = tunekit::autotune("bench.cuda_hot_path_dispatch", example::scale_space(),
                                           example::scale_key, example::scale_prune, dispatch_only,
@@ -156,6 +166,8 @@ int main(int argc, char **argv) {
       {"launch_added_us_repeat", paired_added(launch2[0], launch2[2]) / 1e3},
       {"launch_added_over_config_us", paired_added(launch[1], launch[2]) / 1e3},
       {"launch_added_over_config_us_repeat", paired_added(launch2[1], launch2[2]) / 1e3},
+      {"launch_stored_config_over_config_us", paired_added(parts[0], parts[1]) / 1e3},
+      {"launch_lookup_over_config_us", paired_added(parts[0], parts[2]) / 1e3},
       {"dispatch_direct_ns", median(dispatch[0])},
       {"dispatch_tuned_ns", median(dispatch[1])},
       {"dispatch_added_us", paired_added(dispatch[0], dispatch[1]) / 1e3},
