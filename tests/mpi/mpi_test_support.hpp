@@ -3,6 +3,8 @@
 // rank, per-rank temporary directories, a log capture and test tuner options that never read the
 // process environment for anything but the launcher.
 
+#include "../core/test_support.hpp"
+
 #include <tunekit/mpi/communicator.hpp>
 #include <tunekit/tunekit.hpp>
 
@@ -71,55 +73,9 @@ inline bool same_text_everywhere(const std::string &text) {
          std::vector<bool>{true, true};
 }
 
-/// A fresh directory of this rank, removed at scope exit.
-class temp_dir {
-public:
-  temp_dir() {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "tunekit-mpi-test-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) {
-      throw std::runtime_error("mkdtemp failed for " + tmpl);
-    }
-    m_path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(m_path, ec);
-  }
-  temp_dir(const temp_dir &) = delete;
-  temp_dir &operator=(const temp_dir &) = delete;
-  [[nodiscard]] const std::filesystem::path &path() const noexcept { return m_path; }
-
-private:
-  std::filesystem::path m_path;
-};
-
-/// Records what a tuner logs.
-class log_capture {
-public:
-  [[nodiscard]] tunekit::log_sink sink() const {
-    return [s = m_state](tunekit::log_level level, std::string_view text) {
-      const std::lock_guard lock(s->mutex);
-      (level == tunekit::log_level::info ? s->infos : s->warnings).emplace_back(text);
-    };
-  }
-  [[nodiscard]] std::vector<std::string> infos() const {
-    const std::lock_guard lock(m_state->mutex);
-    return m_state->infos;
-  }
-  [[nodiscard]] std::vector<std::string> warnings() const {
-    const std::lock_guard lock(m_state->mutex);
-    return m_state->warnings;
-  }
-
-private:
-  struct state {
-    std::mutex mutex;
-    std::vector<std::string> infos;
-    std::vector<std::string> warnings;
-  };
-  std::shared_ptr<state> m_state = std::make_shared<state>();
-};
+// A fresh directory (of this rank), removed at scope exit, and a log capture: the core tests' own.
+using tunekit_test::log_capture;
+using tunekit_test::temp_dir;
 
 /// Six candidates: BLOCK 64 ... 2048 (index i has BLOCK 64 << i).
 inline tunekit::config_space six_blocks() {
