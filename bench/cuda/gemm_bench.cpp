@@ -9,6 +9,7 @@
 #include "device_array.hpp"
 #include "gemm_space.hpp"
 #include "scale_kernel.hpp"
+#include "time_runs.hpp"
 
 #include <tunekit/cuda/cuda.hpp>
 #include <tunekit/tunekit.hpp>
@@ -22,21 +23,6 @@
 #include <cstring>
 #include <fstream>
 #include <string>
-
-namespace {
-
-template <class F>
-tunekit::sample_stats time_runs(cudaStream_t stream, F &run, int warmup, int runs) {
-  tunekit::cuda::event_measurer m({.stream = stream});
-  tunekit::measure_policy p;
-  p.warmup = warmup;
-  p.runs = runs;
-  const tunekit::key k{0};
-  const tunekit::config c;
-  return tunekit::summarize(m.measure(tunekit::candidate_info{"bench", k, c, 0, 1}, run, p));
-}
-
-} // namespace
 
 int main(int argc, char **argv) {
   int size = 4096;
@@ -122,7 +108,7 @@ int main(int argc, char **argv) {
                           {"correct", check.within(1e-4)}};
     if (!tune_only) {
       auto run_cublas = [&] { cublas.sgemm(a.get(), b.get(), c.get(), m, n, k); };
-      const auto cublas_stats = time_runs(stream, run_cublas, 5, 30);
+      const auto cublas_stats = bench::time_runs(stream, run_cublas, 5, 30);
       j["cublas"] = {{"median_ms", cublas_stats.median}, {"tflops", tflops(cublas_stats.median)}};
 
       nlohmann::json reference = nlohmann::json::array();
@@ -134,7 +120,7 @@ int main(int argc, char **argv) {
       for (std::size_t i = 0; i < space.size(); ++i) {
         const tunekit::config &cfg = space[i];
         auto run = [&] { example::gemm(a.get(), b.get(), c.get(), m, n, k, stream, cfg); };
-        const auto s = time_runs(stream, run, 3, 30);
+        const auto s = bench::time_runs(stream, run, 3, 30);
         reference.push_back({{"config", cfg.to_string()},
                              {"template_id", cfg.template_id()},
                              {"median_ms", s.median},

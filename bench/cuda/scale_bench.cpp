@@ -7,6 +7,7 @@
 
 #include "device_array.hpp"
 #include "scale_space.hpp"
+#include "time_runs.hpp"
 
 #include <tunekit/cuda/cuda.hpp>
 #include <tunekit/tunekit.hpp>
@@ -24,18 +25,6 @@
 #include <vector>
 
 namespace {
-
-// Times `run` with the CUDA measurer: `warmup` untimed runs, `runs` timed ones.
-template <class F>
-tunekit::sample_stats time_runs(cudaStream_t stream, F &run, int warmup, int runs) {
-  tunekit::cuda::event_measurer m({.stream = stream});
-  tunekit::measure_policy p;
-  p.warmup = warmup;
-  p.runs = runs;
-  const tunekit::key k{0};
-  const tunekit::config c;
-  return tunekit::summarize(m.measure(tunekit::candidate_info{"bench", k, c, 0, 1}, run, p));
-}
 
 struct search_result {
   double wall_ms = 0;
@@ -140,7 +129,7 @@ int main(int argc, char **argv) {
       TUNEKIT_CUDA_CHECK(
           cudaMemcpyAsync(y.get(), x.get(), bytes, cudaMemcpyDeviceToDevice, stream));
     };
-    const auto copy_stats = time_runs(stream, copy, 20, 200);
+    const auto copy_stats = bench::time_runs(stream, copy, 20, 200);
     const double copy_gbps = 2.0 * static_cast<double>(bytes) / (copy_stats.median * 1e-3) / 1e9;
     j["copy"] = {{"median_ms", copy_stats.median},
                  {"mean_ms", copy_stats.mean},
@@ -162,7 +151,7 @@ int main(int argc, char **argv) {
       run();
       all_correct =
           all_correct && tunekit::cuda::compare(y.get(), ref.get(), count, stream).within(0.0);
-      const auto s = time_runs(stream, run, 20, 200);
+      const auto s = bench::time_runs(stream, run, 20, 200);
       const double gbps = 2.0 * static_cast<double>(bytes) / (s.median * 1e-3) / 1e9;
       reference.push_back({{"config", c.to_string()},
                            {"median_ms", s.median},
