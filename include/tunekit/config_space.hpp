@@ -46,8 +46,18 @@ public:
   /// True when some config has a field called `name`.
   [[nodiscard]] bool has_field(std::string_view name) const noexcept;
 
+  /// For a space built by `product`: its parameters in declared order, so that search strategies
+  /// see its structure (`search_space::from`). Empty for an explicit list.
+  [[nodiscard]] const std::vector<parameter> &parameters() const noexcept { return m_parameters; }
+  /// For a space built by `product`: its constraints. Empty for an explicit list.
+  [[nodiscard]] const std::vector<constraint> &constraints() const noexcept {
+    return m_constraints;
+  }
+
 private:
   std::vector<config> m_configs;
+  std::vector<parameter> m_parameters;
+  std::vector<constraint> m_constraints;
 };
 
 } // namespace tunekit

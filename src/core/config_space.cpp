@@ -82,6 +82,8 @@ config_space config_space::product(const std::vector<parameter> &params,
   }
   config_space s; // distinct by construction: names and domain values are unique
   s.m_configs = std::move(out);
+  s.m_parameters = params;
+  s.m_constraints = constraints;
   return s;
 }
 

@@ -1,0 +1,109 @@
+#pragma once
+/// \file strategy/run_search.hpp
+/// The search driver: asks a strategy for batches, measures each distinct config once, and stops at
+/// the first exhausted budget (evaluations, wall time, evaluations without improvement).
+///
+/// \code
+/// auto space = tunekit::search_space::from(my_config_space);
+/// auto strat = tunekit::make_strategy("hybrid");
+/// auto result = tunekit::run_search(space, *strat, {.max_evaluations = 200},
+///     [&](std::span<const std::size_t> batch) {
+///       std::vector<double> times;
+///       for (std::size_t i : batch) times.push_back(measure(space.to_config(i)));
+///       return times;                       // +infinity for a failed candidate
+///     });
+/// if (result.best_index) use(space.to_config(*result.best_index));
+/// \endcode
+
+#include <tunekit/strategy/search_space.hpp>
+#include <tunekit/strategy/strategy.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace tunekit {
+
+/// When a search stops: whichever limit is reached first. An evaluation is a distinct config
+/// measured for the first time; a repeated proposal is answered from memory and costs nothing.
+struct search_budget {
+  /// Most evaluations (transfer start points included).
+  std::size_t max_evaluations = 100;
+  /// Most wall time of the whole search (zero: no limit). With several ranks the decision to stop
+  /// must be agreed: see `search_options::agree_stop`.
+  std::chrono::duration<double> max_time{0};
+  /// Stop after this many evaluations in a row that did not improve the best time (0: no limit).
+  std::size_t patience = 0;
+};
+
+/// Why a search stopped.
+enum class search_stop {
+  evaluations, ///< `max_evaluations` reached
+  time,        ///< `max_time` reached
+  patience,    ///< `patience` evaluations without improvement
+  exhausted,   ///< the strategy had nothing new to propose (every valid config measured, or stuck)
+};
+
+/// Name of a stop reason ("evaluations", "time", "patience", "exhausted").
+[[nodiscard]] std::string_view to_string(search_stop s) noexcept;
+
+/// Measures a batch of indices and returns one time per index, in order (milliseconds; +infinity
+/// for a failure). With several ranks: measure, then MAX-reduce the vector across ranks.
+using batch_evaluator = std::function<std::vector<double>(std::span<const std::size_t>)>;
+
+/// Settings of one search beyond its budget.
+struct search_options {
+  /// Seed of the strategy's random numbers (the same on every rank).
+  std::uint64_t seed = 0;
+  /// Most candidates per `evaluate` call. Batches change the proposals (the strategy learns
+  /// between batches), so every rank must use the same batch size.
+  std::size_t batch_size = 1;
+  /// Valid indices measured first, e.g. `transfer_indices` of winners of other devices or keys
+  /// (counted as evaluations; invalid or repeated ones skipped).
+  std::vector<std::size_t> start_points;
+  /// Called after each batch with this rank's wish to stop for wall time; returns the decision all
+  /// ranks take (e.g. a MAX all-reduce of the flag). Unset: the local wish decides.
+  std::function<bool(bool)> agree_stop;
+};
+
+/// One evaluation, in the order made.
+struct search_evaluation {
+  std::size_t index = 0;
+  double time_ms = std::numeric_limits<double>::infinity();
+};
+
+/// What a search found.
+struct search_outcome {
+  /// Best valid config (smallest time; ties to the smaller index), nullopt when none ran.
+  std::optional<std::size_t> best_index;
+  double best_time_ms = std::numeric_limits<double>::infinity();
+  /// Distinct configs measured.
+  std::size_t evaluations = 0;
+  /// Best time after each evaluation (+infinity until something ran); `trace.size() ==
+  /// evaluations`.
+  std::vector<double> trace;
+  /// Every evaluation in order.
+  std::vector<search_evaluation> history;
+  search_stop stop = search_stop::evaluations;
+  /// Wall time of the strategy's own work (ask and tell), in seconds.
+  double strategy_seconds = 0;
+  /// Number of candidates the strategy proposed (repeats included).
+  std::size_t proposals = 0;
+};
+
+/// Runs `strat` over `space` until a budget is exhausted: start points first, then batches of up to
+/// `options.batch_size` proposals, each distinct config measured once by `evaluate`. Proposals that
+/// are invalid in `space` are told +infinity without being measured or counted. Throws
+/// `tunekit::error` when `evaluate` returns the wrong number of times, or on a zero batch size.
+[[nodiscard]] search_outcome run_search(const search_space &space, strategy &strat,
+                                        const search_budget &budget,
+                                        const batch_evaluator &evaluate,
+                                        const search_options &options = {});
+
+} // namespace tunekit

@@ -1,0 +1,339 @@
+#include "strategies.hpp"
+
+#include <tunekit/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tunekit::detail {
+
+namespace {
+
+bool better(const observation &a, const observation &b) noexcept {
+  return a.time_ms < b.time_ms || (a.time_ms == b.time_ms && a.index < b.index);
+}
+
+// Numeric domains of more than two values are ordered: neighbouring positions are related.
+std::vector<bool> ordinal_parameters(const search_space &space) {
+  std::vector<bool> out;
+  for (const auto &p : space.parameters()) {
+    out.push_back(p.values.size() > 2 &&
+                  std::all_of(p.values.begin(), p.values.end(),
+                              [](const value &v) { return v.is_int() || v.is_double(); }));
+  }
+  return out;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// random
+
+std::vector<std::size_t> random_strategy::ask(std::size_t max_batch) {
+  return draw_unseen(max_batch);
+}
+
+// ---------------------------------------------------------------------------------------------
+// local search with restarts
+
+void local_strategy::on_start() {
+  m_has_current = false;
+  m_queue.clear();
+  m_next_start = 0;
+}
+
+void local_strategy::move_to(std::size_t index) {
+  m_has_current = true;
+  m_current = index;
+  m_current_time = time_of(index);
+  m_queue = space().neighbours(index, neighbourhood::hamming);
+  rng().shuffle(std::span<std::size_t>(m_queue));
+}
+
+void local_strategy::on_tell(std::size_t index, double time_ms) {
+  if (!std::isfinite(time_ms)) {
+    return;
+  }
+  if (!m_has_current || time_ms < m_current_time) {
+    move_to(index); // first improvement
+  }
+}
+
+std::vector<std::size_t> local_strategy::ask(std::size_t max_batch) {
+  std::vector<std::size_t> out;
+  while (out.size() < max_batch) {
+    if (m_has_current) {
+      while (!m_queue.empty() && seen(m_queue.back())) {
+        m_queue.pop_back();
+      }
+      if (!m_queue.empty()) {
+        out.push_back(m_queue.back());
+        mark_pending(m_queue.back());
+        m_queue.pop_back();
+        continue;
+      }
+      if (!out.empty()) {
+        break; // the neighbourhood is spent: restart after these are told
+      }
+      m_has_current = false; // a local optimum: restart
+    }
+    auto fresh = draw_unseen(1);
+    if (fresh.empty()) {
+      break;
+    }
+    out.push_back(fresh.front());
+    if (out.size() == 1 && max_batch > 1) {
+      break; // measure the restart point before walking from it
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// genetic algorithm
+
+void genetic_strategy::on_tell(std::size_t index, double time_ms) {
+  if (!std::isfinite(time_ms)) {
+    return;
+  }
+  const observation o{index, time_ms};
+  m_population.insert(std::upper_bound(m_population.begin(), m_population.end(), o, better), o);
+  if (m_population.size() > population) {
+    m_population.pop_back();
+  }
+}
+
+std::size_t genetic_strategy::tournament() {
+  // Three random members; the best wins (the population is sorted, so the smallest rank).
+  std::size_t best_rank = m_population.size();
+  for (int k = 0; k < 3; ++k) {
+    best_rank = std::min<std::size_t>(best_rank, rng().below(m_population.size()));
+  }
+  return m_population[best_rank].index;
+}
+
+std::optional<std::size_t> genetic_strategy::child() {
+  const search_space &s = space();
+  const std::size_t dims = s.dimensions();
+  const auto ordinal = ordinal_parameters(s);
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const auto a = s.digits(tournament());
+    const auto b = s.digits(tournament());
+    std::vector<std::uint32_t> d(dims);
+    for (std::size_t p = 0; p < dims; ++p) {
+      d[p] = rng().chance(0.5) ? a[p] : b[p];
+      if (rng().chance(1.0 / static_cast<double>(dims))) {
+        const std::size_t n = s.domain_size(p);
+        if (ordinal[p] && rng().chance(0.5)) {
+          const bool up = rng().chance(0.5);
+          if (up && d[p] + 1 < n) {
+            ++d[p];
+          } else if (!up && d[p] > 0) {
+            --d[p];
+          }
+        } else {
+          d[p] = static_cast<std::uint32_t>(rng().below(n));
+        }
+      }
+    }
+    std::size_t c = s.from_digits(d);
+    if (!s.is_valid(c) || seen(c)) {
+      // Repair: a valid, unseen config one parameter away.
+      std::vector<std::size_t> near = s.neighbours(c, neighbourhood::hamming);
+      std::erase_if(near, [&](std::size_t i) { return seen(i); });
+      if (near.empty()) {
+        continue;
+      }
+      c = near[rng().below(near.size())];
+    }
+    return c;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::size_t> genetic_strategy::ask(std::size_t max_batch) {
+  std::vector<std::size_t> out;
+  while (out.size() < max_batch) {
+    std::optional<std::size_t> c;
+    if (m_population.size() >= 4 && told_results().size() >= population) {
+      c = child();
+    }
+    if (!c) {
+      auto fresh = draw_unseen(1);
+      if (fresh.empty()) {
+        break;
+      }
+      c = fresh.front();
+    }
+    mark_pending(*c);
+    out.push_back(*c);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// tree-structured Parzen estimator (and the hybrid)
+
+void tpe_strategy::on_start() {
+  m_ordinal = ordinal_parameters(space());
+  m_good.clear();
+  m_log_ratio.clear();
+  m_fitted_at = SIZE_MAX;
+}
+
+void tpe_strategy::fit() {
+  const search_space &s = space();
+  std::vector<observation> obs = told_results();
+  std::sort(obs.begin(), obs.end(), better);
+  const std::size_t n = obs.size();
+  const auto wanted = static_cast<std::size_t>(std::ceil(m_settings.gamma * static_cast<double>(n)));
+  const std::size_t n_good = std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(1, m_settings.max_good));
+  const std::size_t dims = s.dimensions();
+  m_good.assign(dims, {});
+  m_log_ratio.assign(dims, {});
+  for (std::size_t p = 0; p < dims; ++p) {
+    const std::size_t m = s.domain_size(p);
+    // Kernel of one observation at position j, normalised over the domain.
+    std::vector<std::vector<double>> kernel(m, std::vector<double>(m, 0.0));
+    for (std::size_t j = 0; j < m; ++j) {
+      double total = 0;
+      for (std::size_t i = 0; i < m; ++i) {
+        const double dist = static_cast<double>(i) - static_cast<double>(j);
+        kernel[j][i] = m_ordinal[p] ? std::exp(-0.5 * dist * dist) : (i == j ? 1.0 : 0.0);
+        total += kernel[j][i];
+      }
+      for (double &k : kernel[j]) {
+        k /= total;
+      }
+    }
+    std::vector<double> good(m, 1.0 / static_cast<double>(m)); // prior weight 1, uniform
+    std::vector<double> bad(m, 1.0 / static_cast<double>(m));
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t j = s.digit(obs[k].index, p);
+      auto &dst = k < n_good ? good : bad;
+      for (std::size_t i = 0; i < m; ++i) {
+        dst[i] += kernel[j][i];
+      }
+    }
+    const double good_total = 1.0 + static_cast<double>(n_good);
+    const double bad_total = 1.0 + static_cast<double>(n - std::min(n, n_good));
+    m_log_ratio[p].resize(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      good[i] /= good_total;
+      m_log_ratio[p][i] = std::log(good[i]) - std::log(bad[i] / bad_total);
+    }
+    m_good[p] = std::move(good);
+  }
+  m_fitted_at = n;
+}
+
+double tpe_strategy::score(std::size_t index) const {
+  double total = 0;
+  for (std::size_t p = 0; p < m_log_ratio.size(); ++p) {
+    total += m_log_ratio[p][space().digit(index, p)];
+  }
+  return total;
+}
+
+std::size_t tpe_strategy::draw_good() {
+  std::vector<std::uint32_t> d(m_good.size());
+  for (std::size_t p = 0; p < d.size(); ++p) {
+    d[p] = static_cast<std::uint32_t>(rng().weighted(m_good[p]));
+  }
+  return space().from_digits(d);
+}
+
+std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
+  std::vector<std::size_t> out;
+  const search_space &s = space();
+  while (out.size() < max_batch) {
+    const bool warm = told_results().size() >= m_settings.initial;
+    if (!warm || (m_settings.explore > 0 && rng().chance(m_settings.explore))) {
+      auto fresh = draw_unseen(1);
+      if (fresh.empty()) {
+        break;
+      }
+      out.push_back(fresh.front());
+      continue;
+    }
+    if (m_fitted_at != told_results().size()) {
+      fit();
+    }
+    std::vector<std::size_t> pool;
+    for (std::size_t k = 0; k < m_settings.candidates; ++k) {
+      const std::size_t c = draw_good();
+      if (s.is_valid(c) && !seen(c)) {
+        pool.push_back(c);
+      }
+    }
+    if (m_settings.neighbour_tops > 0) {
+      std::vector<observation> obs = told_results();
+      std::erase_if(obs, [](const observation &o) { return !std::isfinite(o.time_ms); });
+      const std::size_t tops = std::min(m_settings.neighbour_tops, obs.size());
+      std::partial_sort(obs.begin(), obs.begin() + static_cast<std::ptrdiff_t>(tops), obs.end(),
+                        better);
+      for (std::size_t k = 0; k < tops; ++k) {
+        for (std::size_t c : s.neighbours(obs[k].index, neighbourhood::hamming)) {
+          if (!seen(c)) {
+            pool.push_back(c);
+          }
+        }
+      }
+    }
+    if (pool.empty()) {
+      auto fresh = draw_unseen(1);
+      if (fresh.empty()) {
+        break;
+      }
+      out.push_back(fresh.front());
+      continue;
+    }
+    std::size_t pick = pool.front();
+    double pick_score = score(pick);
+    for (std::size_t c : pool) {
+      const double sc = score(c);
+      if (sc > pick_score || (sc == pick_score && c < pick)) {
+        pick = c;
+        pick_score = sc;
+      }
+    }
+    mark_pending(pick);
+    out.push_back(pick);
+  }
+  return out;
+}
+
+} // namespace tunekit::detail
+
+namespace tunekit {
+
+std::vector<std::string> strategy_names() {
+  return {"hybrid", "tpe", "genetic", "local", "random"};
+}
+
+std::unique_ptr<strategy> make_strategy(std::string_view name) {
+  if (name == "random") {
+    return std::make_unique<detail::random_strategy>();
+  }
+  if (name == "local") {
+    return std::make_unique<detail::local_strategy>();
+  }
+  if (name == "genetic") {
+    return std::make_unique<detail::genetic_strategy>();
+  }
+  if (name == "tpe") {
+    return std::make_unique<detail::tpe_strategy>("tpe", detail::tpe_settings{});
+  }
+  if (name == "hybrid") {
+    detail::tpe_settings s;
+    s.neighbour_tops = 3;
+    return std::make_unique<detail::tpe_strategy>("hybrid", s);
+  }
+  std::string known;
+  for (const auto &n : strategy_names()) {
+    known += (known.empty() ? "" : ", ") + n;
+  }
+  throw error("unknown search strategy '" + std::string(name) + "' (known: " + known + ")");
+}
+
+} // namespace tunekit

@@ -1,0 +1,93 @@
+#pragma once
+// The strategies behind `make_strategy`. Private: callers pick a strategy by name.
+
+#include "strategy_base.hpp"
+
+#include <deque>
+#include <memory>
+
+namespace tunekit::detail {
+
+/// Uniform samples of valid configs, each measured once.
+class random_strategy final : public strategy_base {
+public:
+  [[nodiscard]] std::string_view name() const noexcept override { return "random"; }
+  [[nodiscard]] std::vector<std::size_t> ask(std::size_t max_batch) override;
+};
+
+/// Hill climbing over the Hamming neighbourhood (one parameter changed), neighbours tried in a
+/// random order and the first improvement taken; when no neighbour improves, a restart from the
+/// best unexplored start point or a random config.
+class local_strategy final : public strategy_base {
+public:
+  [[nodiscard]] std::string_view name() const noexcept override { return "local"; }
+  [[nodiscard]] std::vector<std::size_t> ask(std::size_t max_batch) override;
+
+private:
+  void on_start() override;
+  void on_tell(std::size_t index, double time_ms) override;
+  void move_to(std::size_t index);
+
+  bool m_has_current = false;
+  std::size_t m_current = 0;
+  double m_current_time = 0;
+  std::vector<std::size_t> m_queue; // untried neighbours of the current config, next at the back
+  std::size_t m_next_start = 0;
+};
+
+/// Steady-state genetic algorithm: tournament selection of two parents among the best configs
+/// seen, uniform crossover of their parameter values, mutation of each parameter with
+/// probability 1/dimensions (to an adjacent or any value), repair of invalid children through
+/// their valid Hamming neighbours; the population is the best `population` configs told so far.
+class genetic_strategy final : public strategy_base {
+public:
+  [[nodiscard]] std::string_view name() const noexcept override { return "genetic"; }
+  [[nodiscard]] std::vector<std::size_t> ask(std::size_t max_batch) override;
+
+private:
+  void on_start() override { m_population.clear(); }
+  void on_tell(std::size_t index, double time_ms) override;
+  std::optional<std::size_t> child();
+  std::size_t tournament();
+
+  static constexpr std::size_t population = 20;
+  std::vector<observation> m_population; // sorted by time, then index
+};
+
+/// Settings of the tree-structured Parzen estimator (and of the hybrid built on it).
+struct tpe_settings {
+  std::size_t initial = 10;       // random configs (after the start points) before the model
+  double gamma = 0.15;            // fraction of the told configs in the "good" group
+  std::size_t max_good = 25;      // most configs in the good group
+  std::size_t candidates = 48;    // samples of the good density scored per proposal
+  std::size_t neighbour_tops = 0; // Hamming neighbours of this many best configs also scored
+  double explore = 0;             // chance of a uniform random proposal after the start
+};
+
+/// Tree-structured Parzen estimator over the discrete space: a density of the good configs and
+/// one of the others per parameter (a discrete Gaussian kernel over the ordered positions of
+/// numeric domains, exact matches for other domains, a uniform prior), candidates drawn from the
+/// good density and the valid one with the best density ratio proposed. The hybrid also scores
+/// the Hamming neighbours of the best configs, so that the model steers a local search.
+class tpe_strategy final : public strategy_base {
+public:
+  tpe_strategy(std::string_view name, tpe_settings settings)
+      : m_name(name), m_settings(settings) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return m_name; }
+  [[nodiscard]] std::vector<std::size_t> ask(std::size_t max_batch) override;
+
+private:
+  void on_start() override;
+  void fit();
+  [[nodiscard]] double score(std::size_t index) const;
+  [[nodiscard]] std::size_t draw_good();
+
+  std::string m_name;
+  tpe_settings m_settings;
+  std::vector<bool> m_ordinal;                  // per parameter
+  std::vector<std::vector<double>> m_good;      // per parameter: density of the good group
+  std::vector<std::vector<double>> m_log_ratio; // per parameter: log good - log bad
+  std::size_t m_fitted_at = SIZE_MAX;           // number of told results of the last fit
+};
+
+} // namespace tunekit::detail

@@ -1,0 +1,123 @@
+#pragma once
+// What every strategy keeps: the space, a seeded random source, the times told so far (looked up
+// by index, iterated in the order told), the candidates proposed but not yet told, and a helper
+// that draws valid configs not seen yet.
+
+#include <tunekit/strategy/strategy.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace tunekit::detail {
+
+/// One told result.
+struct observation {
+  std::size_t index = 0;
+  double time_ms = std::numeric_limits<double>::infinity();
+};
+
+class strategy_base : public strategy {
+public:
+  void start(const search_space &space, std::uint64_t seed,
+             std::span<const std::size_t> start_points) override {
+    m_space = &space;
+    m_rng = search_rng(seed);
+    m_told.clear();
+    m_known.clear();
+    m_pending.clear();
+    m_best = observation{};
+    m_has_best = false;
+    m_start_points.assign(start_points.begin(), start_points.end());
+    on_start();
+  }
+
+  void tell(std::size_t index, double time_ms) override {
+    m_pending.erase(index);
+    if (!m_known.emplace(index, time_ms).second) {
+      return; // a repeat: nothing new
+    }
+    m_told.push_back({index, time_ms});
+    if (std::isfinite(time_ms) &&
+        (!m_has_best || time_ms < m_best.time_ms ||
+         (time_ms == m_best.time_ms && index < m_best.index))) {
+      m_best = {index, time_ms};
+      m_has_best = true;
+    }
+    on_tell(index, time_ms);
+  }
+
+protected:
+  virtual void on_start() {}
+  virtual void on_tell(std::size_t /*index*/, double /*time_ms*/) {}
+
+  [[nodiscard]] const search_space &space() const noexcept { return *m_space; }
+  [[nodiscard]] search_rng &rng() noexcept { return m_rng; }
+  /// Told before, or proposed and not yet told.
+  [[nodiscard]] bool seen(std::size_t index) const {
+    return m_known.count(index) != 0 || m_pending.count(index) != 0;
+  }
+  [[nodiscard]] bool told(std::size_t index) const { return m_known.count(index) != 0; }
+  [[nodiscard]] double time_of(std::size_t index) const {
+    auto it = m_known.find(index);
+    return it == m_known.end() ? std::numeric_limits<double>::infinity() : it->second;
+  }
+  void mark_pending(std::size_t index) { m_pending.insert(index); }
+  [[nodiscard]] const std::vector<observation> &told_results() const noexcept { return m_told; }
+  [[nodiscard]] bool has_best() const noexcept { return m_has_best; }
+  [[nodiscard]] const observation &best() const noexcept { return m_best; }
+  [[nodiscard]] const std::vector<std::size_t> &start_points() const noexcept {
+    return m_start_points;
+  }
+
+  /// Up to `count` valid configs not seen yet, drawn uniformly, marked pending. Fewer only when
+  /// (nearly) every valid config has been seen.
+  std::vector<std::size_t> draw_unseen(std::size_t count) {
+    std::vector<std::size_t> out;
+    std::size_t attempts = 0;
+    const std::size_t max_attempts = 32 * count + 64;
+    while (out.size() < count && attempts < max_attempts) {
+      ++attempts;
+      auto idx = m_space->sample_one(m_rng);
+      if (!idx) {
+        return out;
+      }
+      if (!seen(*idx)) {
+        out.push_back(*idx);
+        mark_pending(*idx);
+      }
+    }
+    if (out.size() < count &&
+        (m_space->is_listed() || m_space->product_size() <= search_space::enumeration_limit)) {
+      std::vector<std::size_t> left;
+      for (std::size_t idx : m_space->valid_indices()) {
+        if (!seen(idx)) {
+          left.push_back(idx);
+        }
+      }
+      while (out.size() < count && !left.empty()) {
+        const std::size_t k = m_rng.below(left.size());
+        out.push_back(left[k]);
+        mark_pending(left[k]);
+        left[k] = left.back();
+        left.pop_back();
+      }
+    }
+    return out;
+  }
+
+private:
+  const search_space *m_space = nullptr;
+  search_rng m_rng;
+  std::vector<observation> m_told;
+  std::unordered_map<std::size_t, double> m_known; // lookups only
+  std::unordered_set<std::size_t> m_pending;       // lookups only
+  observation m_best;
+  bool m_has_best = false;
+  std::vector<std::size_t> m_start_points;
+};
+
+} // namespace tunekit::detail
