@@ -1,0 +1,378 @@
+#pragma once
+/// \file rtc.hpp
+/// Runtime-compiled kernels: tune a CUDA kernel whose parameters are compile-time constants over
+/// thousands of configs without instantiating any of them ahead of time.
+///
+/// A `kernel_program` holds a kernel's source and how a config becomes compile-time values
+/// (`-D` definitions, template arguments). It compiles each config with NVRTC for the device's
+/// architecture on a pool of CPU threads, keeps every binary in the compile cache on disk
+/// (`rtc_cache.hpp`), and loads each one once with the driver API. A `runtime_kernel` adds the
+/// launch: grid, block and dynamic shared memory as functions of the config and the arguments,
+/// launched with `cuLaunchKernel` on the caller's stream. It is an ordinary launcher
+/// `(args..., const tunekit::config&)`, so it plugs into `autotune` and `make_tunable_kernel`.
+///
+/// \code
+/// auto program = std::make_shared<tunekit::cuda::kernel_program>(tunekit::cuda::kernel_definition{
+///     .source = tunekit::cuda::kernel_source::from_file("scale.cu"), .entry = "scale"});
+/// // Once per config (not per call): what the launch needs from the config.
+/// auto block_of = [](const tunekit::config &c) { return int(c.get_int("BLOCK")); };
+/// auto scale = tunekit::cuda::make_runtime_kernel<const float *, float *, int, cudaStream_t>(
+///     program, block_of, [](const int &block, const float *, float *, int n, cudaStream_t) {
+///       return tunekit::cuda::launch_dims{.grid = dim3((n + block - 1) / block), .block = dim3(block)};
+///     });
+/// auto options = tunekit::cuda::make_tuner_options({.stream = stream});
+/// options.version = program->digest();             // a source edit retunes
+/// auto tuned = tunekit::autotune("scale", space, key_fn, tunekit::keep_all{}, scale, options);
+/// scale.prepare(space.configs());                  // compile ahead while the GPU measures
+/// tuned(x, y, n, stream);
+/// \endcode
+///
+/// The compile path (NVRTC, the cache, the pool) needs no GPU and no driver: with
+/// `compile_options::arch` set it runs on a build machine. The driver is loaded at the first
+/// launch, through the CUDA runtime (`cudaGetDriverEntryPointByVersion`), so linking this backend
+/// never requires `libcuda`.
+
+#include <tunekit/config.hpp>
+#include <tunekit/cuda/rtc_cache.hpp>
+#include <tunekit/log.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace tunekit::cuda {
+
+/// A kernel's source text and the name NVRTC uses for it in messages.
+struct kernel_source {
+  std::string name;
+  std::string text;
+  /// Reads `path`; the name is its file name. Throws `tunekit::error` naming the path when it
+  /// cannot be read.
+  [[nodiscard]] static kernel_source from_file(const std::filesystem::path &path);
+};
+
+/// A header given as text: `#include "tiles.h"` finds it without the file system.
+struct named_header {
+  std::string name;
+  std::string text;
+};
+
+/// A compile-time value: `-DNAME=VALUE` (`-DNAME` when the value is empty).
+struct definition {
+  std::string name;
+  std::string value;
+  friend bool operator==(const definition &, const definition &) = default;
+};
+
+/// `-D` definitions of every field of `c`: ints in decimal, doubles in shortest round-trip form,
+/// bools as 1 or 0, strings verbatim. The default of `kernel_definition::definitions`.
+[[nodiscard]] std::vector<definition> config_definitions(const config &c);
+
+/// What to compile and how a config becomes compile-time values.
+struct kernel_definition {
+  kernel_source source;
+  /// The `__global__` function to launch (with `template_args`: the template's name). Found
+  /// through an NVRTC name expression, so it need not be `extern "C"`.
+  std::string entry;
+  /// Headers given as text; part of the compile cache key.
+  std::vector<named_header> headers{};
+  /// Directories searched by `#include`; the contents of every file under them are part of the
+  /// compile cache key (read once, when the program is made).
+  std::vector<std::filesystem::path> include_dirs{};
+  /// Directories searched by `#include` whose files are not hashed: headers that change only with
+  /// the CUDA toolkit (whose NVRTC version is part of the key).
+  std::vector<std::filesystem::path> system_include_dirs{};
+  /// Further NVRTC options, e.g. `-use_fast_math`, `-std=c++20`, `-lineinfo`.
+  std::vector<std::string> options{};
+  /// The config's preprocessor definitions; empty: `config_definitions`.
+  std::function<std::vector<definition>(const config &)> definitions{};
+  /// The config's template arguments of `entry` (e.g. `{"128", "float"}` launches
+  /// `entry<128, float>`); empty: `entry` is not a template.
+  std::function<std::vector<std::string>(const config &)> template_args{};
+};
+
+/// How a `kernel_program` compiles.
+struct compile_options {
+  /// Architecture to compile for, `sm_90`; empty: the current device's (read once, at the first
+  /// compile, on the calling thread). Give it where there is no device.
+  std::string arch{};
+  /// The compile cache; null: `kernel_cache::from_env(log)`. Ignored when `use_cache` is false.
+  std::shared_ptr<const kernel_cache> cache{};
+  /// false: compile every config, read and write nothing on disk.
+  bool use_cache = true;
+  /// Compile threads; 0: `std::thread::hardware_concurrency()`. Started at the first `prepare`.
+  unsigned threads = 0;
+  /// Warnings (skipped cache files, NVRTC warnings are not reported); default `default_log_sink()`.
+  log_sink log{};
+};
+
+/// How a config's compile ended.
+enum class compile_status {
+  pending,   ///< scheduled by `prepare`, not finished yet
+  compiled,  ///< compiled by NVRTC now
+  cache_hit, ///< read from the compile cache
+  failed,    ///< NVRTC rejected it; `reason` starts with its log
+};
+[[nodiscard]] std::string_view to_string(compile_status s) noexcept;
+
+/// What compiling one config cost, for the tuning log: compile time apart from measure time.
+struct compile_record {
+  tunekit::config config;
+  compile_status status = compile_status::pending;
+  /// NVRTC time, or the time to read and check the cached binary, in milliseconds.
+  double compile_ms = 0;
+  /// Time launches of this config spent waiting for its compile (the GPU idle), in milliseconds.
+  double wait_ms = 0;
+  /// Compile cache key (SHA-256 of the inputs).
+  std::string key;
+  /// `sm_90` (cubin) or `compute_90` (PTX, compiled by the driver at load).
+  std::string target;
+  std::size_t binary_bytes = 0;
+  /// Why it failed (the first lines of the NVRTC log, then what was compiled).
+  std::string reason;
+};
+
+/// Totals over the configs a program has seen.
+struct compile_summary {
+  std::size_t configs = 0;
+  std::size_t compiled = 0;
+  std::size_t cache_hits = 0;
+  std::size_t failed = 0;
+  std::size_t pending = 0;
+  double compile_ms = 0; ///< sum over configs of `compile_record::compile_ms` (CPU time)
+  double wait_ms = 0;    ///< sum of `compile_record::wait_ms` (time the launching thread waited)
+};
+
+/// NVRTC's version, "13.0".
+[[nodiscard]] std::string nvrtc_version();
+/// The architectures this NVRTC compiles cubins for (`nvrtcGetSupportedArchs`), e.g. 75 ... 121.
+[[nodiscard]] std::vector<int> nvrtc_supported_archs();
+/// What to compile for an architecture (`sm_90`, `90`): `sm_90` when NVRTC supports it (a cubin),
+/// else `compute_<highest supported below it>` (PTX, compiled by the driver at load). Throws
+/// `tunekit::error` for a malformed name or one older than every supported architecture.
+[[nodiscard]] std::string compile_target(std::string_view arch);
+
+namespace detail {
+
+/// A loaded entry point and the limits read from its attributes. Made once per config.
+struct loaded_function {
+  void *function = nullptr;           ///< CUfunction
+  int max_threads = 0;                ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+  int registers = 0;                  ///< CU_FUNC_ATTRIBUTE_NUM_REGS
+  std::size_t static_shared = 0;      ///< CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+  std::atomic<std::size_t> max_dynamic_shared{0}; ///< dynamic bytes allowed now (48 KiB default)
+  std::size_t optin_dynamic_shared = 0; ///< dynamic bytes the device allows after opting in
+  std::string name;                   ///< entry point and config, for messages
+};
+
+/// Launches `f`: checks the block against its limits (throwing `tunekit::error` before launching
+/// a config that cannot run), raises the dynamic shared memory limit when needed, and checks
+/// `cuLaunchKernel`'s result as `check` does.
+void launch(loaded_function &f, const dim3 &grid, const dim3 &block, unsigned shared_bytes,
+            cudaStream_t stream, void **params);
+
+template <class T> inline constexpr bool is_stream_v = std::is_same_v<std::decay_t<T>, cudaStream_t>;
+
+} // namespace detail
+
+/// A kernel source compiled per config: NVRTC on a thread pool, the compile cache on disk, one
+/// loaded module per config. Thread-safe. Share it (`std::shared_ptr`) between the launchers that
+/// use it.
+class kernel_program final {
+public:
+  /// Reads the files under `definition.include_dirs` (for the cache key); throws `tunekit::error`
+  /// naming a directory that cannot be read. Compiles nothing yet.
+  explicit kernel_program(kernel_definition definition, compile_options options = {});
+  /// Drops compiles not started, waits for running ones, unloads the modules.
+  ~kernel_program();
+  kernel_program(const kernel_program &) = delete;
+  kernel_program &operator=(const kernel_program &) = delete;
+
+  [[nodiscard]] const kernel_definition &definition() const noexcept;
+  /// SHA-256 of the source, the headers, the files under the include directories and the
+  /// options: pass it as `tuner_options::version` so that editing the kernel retunes.
+  [[nodiscard]] const std::string &digest() const noexcept;
+  /// The compile target (`sm_90`, or `compute_XY` for PTX); reads the device's architecture on
+  /// first use when `compile_options::arch` is empty.
+  [[nodiscard]] std::string target();
+
+  /// Schedules the compiles of `configs` on the pool, in order, and returns at once. Configs
+  /// already compiled or scheduled are skipped. The tuner calls it with the candidates it is about
+  /// to measure (`tuner_options::prepare`); call it yourself before the first tuned call otherwise.
+  void prepare(std::span<const config> configs);
+
+  /// Compiles `c` now unless it is compiled or compiling (then waits for it), and returns its
+  /// record. Throws `tunekit::error` when NVRTC rejects it; the message starts with the first
+  /// lines of NVRTC's log. Needs no GPU when `compile_options::arch` is set.
+  compile_record compile(const config &c);
+
+  /// The record of `c`, or nothing when it was never prepared nor compiled.
+  [[nodiscard]] std::optional<compile_record> record(const config &c) const;
+  /// Every config's record, in the order they were first seen.
+  [[nodiscard]] std::vector<compile_record> records() const;
+  [[nodiscard]] compile_summary summary() const;
+
+  /// The loaded entry point of `c`: compiles (or waits for) it, then loads the module into the
+  /// current context once. Throws `tunekit::error` for a compile or load failure (the driver's
+  /// failures classified as `check` does). Used by `runtime_kernel`.
+  [[nodiscard]] detail::loaded_function &load(const config &c);
+
+private:
+  struct impl;
+  std::unique_ptr<impl> m_impl;
+};
+
+/// Grid, block and dynamic shared memory of one launch.
+struct launch_dims {
+  dim3 grid{1, 1, 1};
+  dim3 block{1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+
+/// A launcher `(args..., const config&)` of a `kernel_program`'s entry point. Every argument that
+/// is not a `cudaStream_t` is passed to the kernel, in order (its type must match the kernel's
+/// parameter); the first `cudaStream_t` argument is the stream it launches on (none: the legacy
+/// default stream).
+///
+/// `Params` is what the launch needs from a config, computed once per config by `params_fn`;
+/// `dims_fn(params, args...)` gives the launch dimensions on every call. So a resolved call looks
+/// nothing up by name: the config's launch state is found by the config's address (checked
+/// against its contents), then `cuLaunchKernel`. Copies share their state.
+template <class Params, class... Args> class runtime_kernel final {
+public:
+  using params_fn = std::function<Params(const config &)>;
+  using dims_fn = std::function<launch_dims(const Params &, const Args &...)>;
+
+  runtime_kernel(std::shared_ptr<kernel_program> program, params_fn params, dims_fn dims)
+      : m_state(std::make_shared<state>(std::move(program), std::move(params), std::move(dims))) {}
+
+  /// Launches the config's entry point; compiles and loads it first when this is its first launch
+  /// (waiting for a compile `prepare` started). Throws `tunekit::error` for a config that does
+  /// not compile or cannot launch with its block and shared memory, and for launch errors
+  /// (`tunekit::fatal_candidate_error` for those that break the context).
+  void operator()(Args... args, const config &c) const {
+    const slot &s = m_state->find(c);
+    const launch_dims d = m_state->dims(s.params, args...);
+    constexpr std::size_t count = (std::size_t{0} + ... + (detail::is_stream_v<Args> ? 0 : 1));
+    std::array<void *, (count > 0 ? count : 1)> ptrs{};
+    cudaStream_t stream = nullptr;
+    bool have_stream = false;
+    std::size_t i = 0;
+    (
+        [&](auto &a) {
+          if constexpr (detail::is_stream_v<decltype(a)>) {
+            if (!have_stream) {
+              stream = a;
+              have_stream = true;
+            }
+          } else {
+            ptrs[i++] = const_cast<void *>(static_cast<const void *>(&a));
+          }
+        }(args),
+        ...);
+    detail::launch(*s.function, d.grid, d.block, d.shared_bytes, stream, ptrs.data());
+  }
+
+  /// Schedules the compiles of `configs` (see `kernel_program::prepare`).
+  void prepare(std::span<const config> configs) const { m_state->program->prepare(configs); }
+  [[nodiscard]] kernel_program &program() const noexcept { return *m_state->program; }
+  /// The compile record of `c` (see `kernel_program::record`).
+  [[nodiscard]] std::optional<compile_record> compile_info(const config &c) const {
+    return m_state->program->record(c);
+  }
+
+private:
+  struct slot {
+    config cfg;
+    Params params;
+    detail::loaded_function *function;
+  };
+  struct address_entry {
+    const config *address;
+    const slot *s;
+  };
+  static constexpr std::size_t ways = 16;
+
+  struct state {
+    state(std::shared_ptr<kernel_program> p, params_fn pf, dims_fn df)
+        : program(std::move(p)), params(std::move(pf)), dims(std::move(df)) {}
+
+    const slot &find(const config &c) {
+      const std::size_t h = (reinterpret_cast<std::uintptr_t>(&c) >> 4) % ways;
+      const address_entry *e = recent[h].load(std::memory_order_acquire);
+      if (e != nullptr && e->address == &c && e->s->cfg == c) [[likely]] {
+        return *e->s;
+      }
+      return find_slow(c, h);
+    }
+
+    const slot &find_slow(const config &c, std::size_t h) {
+      const std::lock_guard lock(mutex);
+      const std::string text = c.to_string();
+      auto it = slots.find(text);
+      if (it == slots.end()) {
+        // Compile and load before the slot exists, so that a failure leaves nothing behind and the
+        // next launch of this config reports the same error.
+        detail::loaded_function &f = program->load(c);
+        auto s = std::make_unique<slot>(slot{c, params(c), &f});
+        it = slots.emplace(text, std::move(s)).first;
+      }
+      // One entry per (address, slot): bounded even when a caller builds its config anew on the
+      // stack for every call.
+      auto &e = entries[{&c, it->second.get()}];
+      if (!e) {
+        e = std::make_unique<address_entry>(address_entry{&c, it->second.get()});
+      }
+      recent[h].store(e.get(), std::memory_order_release);
+      return *it->second;
+    }
+
+    std::shared_ptr<kernel_program> program;
+    params_fn params;
+    dims_fn dims;
+    std::mutex mutex;
+    std::unordered_map<std::string, std::unique_ptr<slot>> slots;
+    // Kept alive as long as the kernel: a reader may hold one.
+    std::map<std::pair<const config *, const slot *>, std::unique_ptr<address_entry>> entries;
+    std::array<std::atomic<const address_entry *>, ways> recent{};
+  };
+
+  std::shared_ptr<state> m_state;
+};
+
+/// Makes a `runtime_kernel` of `program` for arguments `Args...` (given explicitly); `params_fn`
+/// (`const config& -> Params`) runs once per config, `dims_fn(const Params&, const Args&...)
+/// -> launch_dims` on every call.
+///
+/// \code
+/// auto k = tunekit::cuda::make_runtime_kernel<const float *, float *, int, cudaStream_t>(
+///     program, [](const tunekit::config &c) { return int(c.get_int("BLOCK")); },
+///     [](const int &block, const float *, float *, int n, cudaStream_t) {
+///       return tunekit::cuda::launch_dims{.grid = dim3((n + block - 1) / block),
+///                                         .block = dim3(block)};
+///     });
+/// \endcode
+template <class... Args, class ParamsFn, class DimsFn>
+[[nodiscard]] auto make_runtime_kernel(std::shared_ptr<kernel_program> program, ParamsFn params_fn,
+                                       DimsFn dims_fn) {
+  using params = std::decay_t<std::invoke_result_t<ParamsFn &, const config &>>;
+  return runtime_kernel<params, Args...>(std::move(program), std::move(params_fn),
+                                         std::move(dims_fn));
+}
+
+} // namespace tunekit::cuda
