@@ -1,9 +1,10 @@
 #pragma once
 /// \file strategy/rng.hpp
-/// The random numbers of search strategies: a seeded `std::mt19937_64` (its output sequence is fixed
-/// by the C++ standard) with uniform helpers written here, because `std::uniform_int_distribution`
-/// and friends may give different numbers with different standard libraries. Every rank of a job
-/// must draw the same numbers from the same seed, whatever it was compiled with.
+/// The random numbers of search strategies: a seeded `std::mt19937_64` (its output sequence is
+/// fixed by the C++ standard) with uniform helpers written here, because
+/// `std::uniform_int_distribution` and friends may give different numbers with different standard
+/// libraries. Every rank of a job must draw the same numbers from the same seed, whatever it was
+/// compiled with.
 
 #include <cstddef>
 #include <cstdint>
@@ -35,9 +36,7 @@ public:
   }
 
   /// A uniform double in [0, 1) with 53 random bits.
-  [[nodiscard]] double uniform() noexcept {
-    return static_cast<double>(next() >> 11U) * 0x1.0p-53;
-  }
+  [[nodiscard]] double uniform() noexcept { return static_cast<double>(next() >> 11U) * 0x1.0p-53; }
 
   /// True with probability `p`.
   [[nodiscard]] bool chance(double p) noexcept { return uniform() < p; }

@@ -103,8 +103,7 @@ value json_value(const json &j, std::string_view source, const std::string &para
   if (j.is_string()) {
     return value(j.get<std::string>());
   }
-  fail(source, "tune_params['" + param + "'] holds " + j.dump() +
-                   ", not a number, bool or string");
+  fail(source, "tune_params['" + param + "'] holds " + j.dump() + ", not a number, bool or string");
 }
 
 } // namespace
@@ -227,8 +226,7 @@ replay_table parse_replay_table(std::string_view json_text, std::string_view sou
                          " comma-separated values (" + std::to_string(params.size()) +
                          " parameters)");
       }
-      const std::string part =
-          key.substr(start, last ? std::string::npos : comma - start);
+      const std::string part = key.substr(start, last ? std::string::npos : comma - start);
       start = comma + 1;
       std::optional<std::size_t> d;
       if (auto it = by_text[p].find(part); it != by_text[p].end()) {

@@ -35,8 +35,8 @@ class search_run {
 public:
   search_run(const search_space &space, strategy &strat, const search_budget &budget,
              const batch_evaluator &evaluate, const search_options &options)
-      : m_space(space), m_strat(strat), m_budget(budget), m_evaluate(evaluate),
-        m_options(options), m_started(steady::now()) {}
+      : m_space(space), m_strat(strat), m_budget(budget), m_evaluate(evaluate), m_options(options),
+        m_started(steady::now()) {}
 
   search_outcome run() {
     if (m_options.batch_size == 0) {
@@ -122,9 +122,8 @@ private:
       m_known.emplace(i, t);
       ++m_out.evaluations;
       m_out.history.push_back({i, t});
-      const bool better = t < m_out.best_time_ms ||
-                          (t == m_out.best_time_ms && std::isfinite(t) && m_out.best_index &&
-                           i < *m_out.best_index);
+      const bool better = t < m_out.best_time_ms || (t == m_out.best_time_ms && std::isfinite(t) &&
+                                                     m_out.best_index && i < *m_out.best_index);
       if (better) {
         if (t < m_out.best_time_ms) {
           m_since_improvement = 0;

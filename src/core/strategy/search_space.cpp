@@ -126,12 +126,12 @@ search_space search_space::from_configs(std::span<const config> configs) {
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const config &c = configs[i];
     if (!c.template_id().empty()) {
-      throw error("search space from configs: config #" + std::to_string(i) + " (" +
-                  c.to_string() + ") has a template id; list one template's configs at a time");
+      throw error("search space from configs: config #" + std::to_string(i) + " (" + c.to_string() +
+                  ") has a template id; list one template's configs at a time");
     }
     if (c.size() != params.size()) {
-      throw error("search space from configs: config #" + std::to_string(i) + " (" +
-                  c.to_string() + ") has " + std::to_string(c.size()) + " fields, the first has " +
+      throw error("search space from configs: config #" + std::to_string(i) + " (" + c.to_string() +
+                  ") has " + std::to_string(c.size()) + " fields, the first has " +
                   std::to_string(params.size()));
     }
     for (std::size_t p = 0; p < params.size(); ++p) {
@@ -150,9 +150,8 @@ search_space search_space::from_configs(std::span<const config> configs) {
   for (auto &p : params) {
     auto &dom = p.values;
     if (std::all_of(dom.begin(), dom.end(), [](const value &v) { return is_number(v); })) {
-      std::stable_sort(dom.begin(), dom.end(), [](const value &a, const value &b) {
-        return number_of(a) < number_of(b);
-      });
+      std::stable_sort(dom.begin(), dom.end(),
+                       [](const value &a, const value &b) { return number_of(a) < number_of(b); });
       // 2 and 2.0 are distinct values but would be one domain position: refuse them.
       for (std::size_t i = 1; i < dom.size(); ++i) {
         if (number_of(dom[i]) == number_of(dom[i - 1])) {
@@ -200,9 +199,8 @@ search_space search_space::from_configs(std::vector<parameter> params,
   for (std::size_t i = 0; i < order.size(); ++i) {
     order[i] = i;
   }
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return s->list_index[a] < s->list_index[b];
-  });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return s->list_index[a] < s->list_index[b]; });
   s->valid.reserve(order.size());
   s->position.reserve(order.size());
   for (std::size_t k = 0; k < order.size(); ++k) {

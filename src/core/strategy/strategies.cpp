@@ -175,7 +175,29 @@ std::vector<std::size_t> genetic_strategy::ask(std::size_t max_batch) {
 // tree-structured Parzen estimator (and the hybrid)
 
 void tpe_strategy::on_start() {
-  m_ordinal = ordinal_parameters(space());
+  const search_space &s = space();
+  m_ordinal = ordinal_parameters(s);
+  // The kernel of an observation at position j ([j][i], normalised over the domain): a discrete
+  // Gaussian over ordered positions, an exact match elsewhere; the multivariate densities spread a
+  // share of it uniformly (the independent ones add a uniform prior instead).
+  const double smoothing = m_settings.multivariate ? m_settings.smoothing : 0.0;
+  m_kernel.assign(s.dimensions(), {});
+  for (std::size_t p = 0; p < s.dimensions(); ++p) {
+    const std::size_t m = s.domain_size(p);
+    m_kernel[p].assign(m, std::vector<double>(m, 0.0));
+    for (std::size_t j = 0; j < m; ++j) {
+      double total = 0;
+      for (std::size_t i = 0; i < m; ++i) {
+        const double dist =
+            (static_cast<double>(i) - static_cast<double>(j)) / m_settings.bandwidth;
+        m_kernel[p][j][i] = m_ordinal[p] ? std::exp(-0.5 * dist * dist) : (i == j ? 1.0 : 0.0);
+        total += m_kernel[p][j][i];
+      }
+      for (double &k : m_kernel[p][j]) {
+        k = (1 - smoothing) * k / total + smoothing / static_cast<double>(m);
+      }
+    }
+  }
   m_good.clear();
   m_log_ratio.clear();
   m_fitted_at = SIZE_MAX;
@@ -186,26 +208,25 @@ void tpe_strategy::fit() {
   std::vector<observation> obs = told_results();
   std::sort(obs.begin(), obs.end(), better);
   const std::size_t n = obs.size();
-  const auto wanted = static_cast<std::size_t>(std::ceil(m_settings.gamma * static_cast<double>(n)));
-  const std::size_t n_good = std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(1, m_settings.max_good));
+  const auto wanted =
+      static_cast<std::size_t>(std::ceil(m_settings.gamma * static_cast<double>(n)));
+  const std::size_t n_good =
+      std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(1, m_settings.max_good));
   const std::size_t dims = s.dimensions();
+  if (m_settings.multivariate) {
+    m_good_points.clear();
+    m_bad_points.clear();
+    for (std::size_t k = 0; k < n; ++k) {
+      (k < n_good ? m_good_points : m_bad_points).push_back(s.digits(obs[k].index));
+    }
+    m_fitted_at = n;
+    return;
+  }
   m_good.assign(dims, {});
   m_log_ratio.assign(dims, {});
   for (std::size_t p = 0; p < dims; ++p) {
     const std::size_t m = s.domain_size(p);
-    // Kernel of one observation at position j, normalised over the domain.
-    std::vector<std::vector<double>> kernel(m, std::vector<double>(m, 0.0));
-    for (std::size_t j = 0; j < m; ++j) {
-      double total = 0;
-      for (std::size_t i = 0; i < m; ++i) {
-        const double dist = static_cast<double>(i) - static_cast<double>(j);
-        kernel[j][i] = m_ordinal[p] ? std::exp(-0.5 * dist * dist) : (i == j ? 1.0 : 0.0);
-        total += kernel[j][i];
-      }
-      for (double &k : kernel[j]) {
-        k /= total;
-      }
-    }
+    const auto &kernel = m_kernel[p];
     std::vector<double> good(m, 1.0 / static_cast<double>(m)); // prior weight 1, uniform
     std::vector<double> bad(m, 1.0 / static_cast<double>(m));
     for (std::size_t k = 0; k < n; ++k) {
@@ -228,6 +249,32 @@ void tpe_strategy::fit() {
 }
 
 double tpe_strategy::score(std::size_t index) const {
+  if (m_settings.multivariate) {
+    const auto d = space().digits(index);
+    auto density = [&](const std::vector<std::vector<std::uint32_t>> &points) {
+      double sum = 0;
+      for (const auto &c : points) {
+        double prod = 1;
+        for (std::size_t p = 0; p < d.size(); ++p) {
+          prod *= m_kernel[p][c[p]][d[p]];
+        }
+        sum += prod;
+      }
+      return sum / static_cast<double>(std::max<std::size_t>(1, points.size()));
+    };
+    double uniform = 1;
+    for (std::size_t p = 0; p < d.size(); ++p) {
+      uniform /= static_cast<double>(space().domain_size(p));
+    }
+    // The uniform prior as one more member of each mixture keeps both densities positive.
+    const double good =
+        (density(m_good_points) * static_cast<double>(m_good_points.size()) + uniform) /
+        static_cast<double>(m_good_points.size() + 1);
+    const double bad =
+        (density(m_bad_points) * static_cast<double>(m_bad_points.size()) + uniform) /
+        static_cast<double>(m_bad_points.size() + 1);
+    return std::log(good) - std::log(bad);
+  }
   double total = 0;
   for (std::size_t p = 0; p < m_log_ratio.size(); ++p) {
     total += m_log_ratio[p][space().digit(index, p)];
@@ -236,6 +283,14 @@ double tpe_strategy::score(std::size_t index) const {
 }
 
 std::size_t tpe_strategy::draw_good() {
+  if (m_settings.multivariate) {
+    const auto &c = m_good_points[rng().below(m_good_points.size())];
+    std::vector<std::uint32_t> d(c.size());
+    for (std::size_t p = 0; p < d.size(); ++p) {
+      d[p] = static_cast<std::uint32_t>(rng().weighted(m_kernel[p][c[p]]));
+    }
+    return space().from_digits(d);
+  }
   std::vector<std::uint32_t> d(m_good.size());
   for (std::size_t p = 0; p < d.size(); ++p) {
     d[p] = static_cast<std::uint32_t>(rng().weighted(m_good[p]));
@@ -247,7 +302,9 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
   std::vector<std::size_t> out;
   const search_space &s = space();
   while (out.size() < max_batch) {
-    const bool warm = told_results().size() >= m_settings.initial;
+    // Random configs besides the start points first: transferred winners alone would confine the
+    // model to the region where other devices were fast.
+    const bool warm = told_results().size() >= m_settings.initial + start_points().size();
     if (!warm || (m_settings.explore > 0 && rng().chance(m_settings.explore))) {
       auto fresh = draw_unseen(1);
       if (fresh.empty()) {
@@ -326,7 +383,10 @@ std::unique_ptr<strategy> make_strategy(std::string_view name) {
   }
   if (name == "hybrid") {
     detail::tpe_settings s;
+    s.multivariate = true;
+    s.initial = 6;
     s.neighbour_tops = 3;
+    s.explore = 0.1;
     return std::make_unique<detail::tpe_strategy>("hybrid", s);
   }
   std::string known;

@@ -62,17 +62,25 @@ struct tpe_settings {
   std::size_t candidates = 48;    // samples of the good density scored per proposal
   std::size_t neighbour_tops = 0; // Hamming neighbours of this many best configs also scored
   double explore = 0;             // chance of a uniform random proposal after the start
+  bool multivariate = false; // densities: mixtures of product kernels, not products of marginals
+  double bandwidth = 1.0;    // kernel width over ordered positions
+  double smoothing = 0.1;    // share of each kernel spread uniformly over the domain
 };
 
-/// Tree-structured Parzen estimator over the discrete space: a density of the good configs and
-/// one of the others per parameter (a discrete Gaussian kernel over the ordered positions of
-/// numeric domains, exact matches for other domains, a uniform prior), candidates drawn from the
-/// good density and the valid one with the best density ratio proposed. The hybrid also scores
-/// the Hamming neighbours of the best configs, so that the model steers a local search.
+/// Tree-structured Parzen estimator over the discrete space. The told configs are split into a
+/// good group (the best `gamma` share) and the rest; each group gets a density over the space
+/// built from kernels (a discrete Gaussian over the ordered positions of numeric domains, an exact
+/// match for other domains). Candidates are drawn from the good density and the valid unseen one
+/// with the best density ratio good/rest is proposed.
+///
+/// "tpe" uses independent per-parameter densities with a uniform prior (as Optuna's default).
+/// "hybrid" uses multivariate densities (a mixture of product kernels centred on the told
+/// configs, so that parameter interactions count), also scores the Hamming neighbours of the best
+/// configs (the model steers a local search), starts from fewer random configs and keeps a small
+/// chance of a uniform random proposal (so that transferred winners cannot confine it).
 class tpe_strategy final : public strategy_base {
 public:
-  tpe_strategy(std::string_view name, tpe_settings settings)
-      : m_name(name), m_settings(settings) {}
+  tpe_strategy(std::string_view name, tpe_settings settings) : m_name(name), m_settings(settings) {}
   [[nodiscard]] std::string_view name() const noexcept override { return m_name; }
   [[nodiscard]] std::vector<std::size_t> ask(std::size_t max_batch) override;
 
@@ -87,7 +95,11 @@ private:
   std::vector<bool> m_ordinal;                  // per parameter
   std::vector<std::vector<double>> m_good;      // per parameter: density of the good group
   std::vector<std::vector<double>> m_log_ratio; // per parameter: log good - log bad
-  std::size_t m_fitted_at = SIZE_MAX;           // number of told results of the last fit
+  // Multivariate: kernel tables per parameter ([centre][position]) and the groups' digits.
+  std::vector<std::vector<std::vector<double>>> m_kernel;
+  std::vector<std::vector<std::uint32_t>> m_good_points;
+  std::vector<std::vector<std::uint32_t>> m_bad_points;
+  std::size_t m_fitted_at = SIZE_MAX; // number of told results of the last fit
 };
 
 } // namespace tunekit::detail

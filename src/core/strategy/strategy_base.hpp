@@ -41,9 +41,8 @@ public:
       return; // a repeat: nothing new
     }
     m_told.push_back({index, time_ms});
-    if (std::isfinite(time_ms) &&
-        (!m_has_best || time_ms < m_best.time_ms ||
-         (time_ms == m_best.time_ms && index < m_best.index))) {
+    if (std::isfinite(time_ms) && (!m_has_best || time_ms < m_best.time_ms ||
+                                   (time_ms == m_best.time_ms && index < m_best.index))) {
       m_best = {index, time_ms};
       m_has_best = true;
     }
