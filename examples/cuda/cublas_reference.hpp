@@ -37,6 +37,9 @@ public:
         "cublasSgemm");
   }
 
+  /// The handle, for calls with other layouts.
+  [[nodiscard]] cublasHandle_t get() const noexcept { return m_handle; }
+
 private:
   cublasHandle_t m_handle = nullptr;
 };

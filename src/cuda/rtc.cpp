@@ -369,7 +369,7 @@ struct kernel_program::impl {
     std::string lowered_name;
     std::string reason;
     // Loading, under `load_mutex` of the program.
-    std::unique_ptr<detail::loaded_function> loaded;
+    std::unique_ptr<rtc_detail::loaded_function> loaded;
     CUmodule module = nullptr;
   };
 
@@ -406,7 +406,7 @@ struct kernel_program::impl {
     pool.reset();
     for (auto &[key, b] : by_key) {
       if (b->module != nullptr) {
-        static_cast<void>(detail::driver().module_unload(b->module));
+        static_cast<void>(rtc_detail::driver().module_unload(b->module));
       }
     }
   }
@@ -578,14 +578,14 @@ struct kernel_program::impl {
     return r;
   }
 
-  detail::loaded_function &load(build &b) {
+  rtc_detail::loaded_function &load(build &b) {
     const std::lock_guard lock(load_mutex);
     if (b.loaded) {
       return *b.loaded;
     }
-    const auto &d = detail::driver();
+    const auto &d = rtc_detail::driver();
     g_launch.store(d.launch_kernel, std::memory_order_relaxed);
-    detail::use_runtime_context();
+    rtc_detail::use_runtime_context();
     const std::string what = "loading " + b.description + " (" + target + ")";
     std::string jit_log(8192, '\0');
     std::array<CUjit_option, 2> jit_opts{CU_JIT_ERROR_LOG_BUFFER,
@@ -598,28 +598,28 @@ struct kernel_program::impl {
                                              jit_opts.data(), jit_vals.data());
     if (r != CUDA_SUCCESS) {
       jit_log.resize(std::strlen(jit_log.c_str()));
-      detail::throw_driver_error(r, jit_log.empty() ? what : what + ": " + first_lines(jit_log, 8));
+      rtc_detail::throw_driver_error(r, jit_log.empty() ? what : what + ": " + first_lines(jit_log, 8));
     }
-    auto f = std::make_unique<detail::loaded_function>();
+    auto f = std::make_unique<rtc_detail::loaded_function>();
     f->name = b.description;
     CUfunction fn = nullptr;
     try {
-      detail::check_driver(d.module_get_function(&fn, module, b.lowered_name.c_str()), what);
+      rtc_detail::check_driver(d.module_get_function(&fn, module, b.lowered_name.c_str()), what);
       int value = 0;
-      detail::check_driver(
+      rtc_detail::check_driver(
           d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn), what);
       f->max_threads = value;
-      detail::check_driver(d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, fn), what);
+      rtc_detail::check_driver(d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, fn), what);
       f->registers = value;
-      detail::check_driver(d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn),
+      rtc_detail::check_driver(d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn),
                            what);
       f->static_shared = static_cast<std::size_t>(value);
-      detail::check_driver(
+      rtc_detail::check_driver(
           d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn), what);
       f->max_dynamic_shared.store(static_cast<std::size_t>(value));
       CUdevice device = 0;
-      detail::check_driver(d.ctx_get_device(&device), what);
-      detail::check_driver(d.device_get_attribute(
+      rtc_detail::check_driver(d.ctx_get_device(&device), what);
+      rtc_detail::check_driver(d.device_get_attribute(
                                &value, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device),
                            what);
       const auto optin = static_cast<std::size_t>(value);
@@ -745,13 +745,13 @@ compile_summary kernel_program::summary() const {
   return s;
 }
 
-detail::loaded_function &kernel_program::load(const config &c) {
+rtc_detail::loaded_function &kernel_program::load(const config &c) {
   auto b = m_impl->entry(c);
   m_impl->finish(*b);
   return m_impl->load(*b);
 }
 
-namespace detail {
+namespace rtc_detail {
 
 namespace {
 
@@ -801,6 +801,6 @@ void launch(loaded_function &f, const dim3 &grid, const dim3 &block, unsigned sh
   }
 }
 
-} // namespace detail
+} // namespace rtc_detail
 
 } // namespace tunekit::cuda

@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-namespace tunekit::cuda::detail {
+namespace tunekit::cuda::rtc_detail {
 
 namespace {
 
@@ -82,4 +82,4 @@ void throw_driver_error(CUresult code, std::string_view context) {
   throw error(msg);
 }
 
-} // namespace tunekit::cuda::detail
+} // namespace tunekit::cuda::rtc_detail

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace tunekit::cuda::detail {
+namespace tunekit::cuda::rtc_detail {
 
 struct driver_api {
   decltype(&::cuGetErrorName) get_error_name = nullptr;
@@ -46,4 +46,4 @@ inline void check_driver(CUresult code, std::string_view context) {
   }
 }
 
-} // namespace tunekit::cuda::detail
+} // namespace tunekit::cuda::rtc_detail

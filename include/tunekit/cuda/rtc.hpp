@@ -167,7 +167,7 @@ struct compile_summary {
 /// `tunekit::error` for a malformed name or one older than every supported architecture.
 [[nodiscard]] std::string compile_target(std::string_view arch);
 
-namespace detail {
+namespace rtc_detail {
 
 /// A loaded entry point and the limits read from its attributes. Made once per config.
 struct loaded_function {
@@ -188,7 +188,7 @@ void launch(loaded_function &f, const dim3 &grid, const dim3 &block, unsigned sh
 
 template <class T> inline constexpr bool is_stream_v = std::is_same_v<std::decay_t<T>, cudaStream_t>;
 
-} // namespace detail
+} // namespace rtc_detail
 
 /// A kernel source compiled per config: NVRTC on a thread pool, the compile cache on disk, one
 /// loaded module per config. Thread-safe. Share it (`std::shared_ptr`) between the launchers that
@@ -230,7 +230,7 @@ public:
   /// The loaded entry point of `c`: compiles (or waits for) it, then loads the module into the
   /// current context once. Throws `tunekit::error` for a compile or load failure (the driver's
   /// failures classified as `check` does). Used by `runtime_kernel`.
-  [[nodiscard]] detail::loaded_function &load(const config &c);
+  [[nodiscard]] rtc_detail::loaded_function &load(const config &c);
 
 private:
   struct impl;
@@ -268,14 +268,14 @@ public:
   void operator()(Args... args, const config &c) const {
     const slot &s = m_state->find(c);
     const launch_dims d = m_state->dims(s.params, args...);
-    constexpr std::size_t count = (std::size_t{0} + ... + (detail::is_stream_v<Args> ? 0 : 1));
+    constexpr std::size_t count = (std::size_t{0} + ... + (rtc_detail::is_stream_v<Args> ? 0 : 1));
     std::array<void *, (count > 0 ? count : 1)> ptrs{};
     cudaStream_t stream = nullptr;
     bool have_stream = false;
     std::size_t i = 0;
     (
         [&](auto &a) {
-          if constexpr (detail::is_stream_v<decltype(a)>) {
+          if constexpr (rtc_detail::is_stream_v<decltype(a)>) {
             if (!have_stream) {
               stream = a;
               have_stream = true;
@@ -285,7 +285,7 @@ public:
           }
         }(args),
         ...);
-    detail::launch(*s.function, d.grid, d.block, d.shared_bytes, stream, ptrs.data());
+    rtc_detail::launch(*s.function, d.grid, d.block, d.shared_bytes, stream, ptrs.data());
   }
 
   /// Schedules the compiles of `configs` (see `kernel_program::prepare`).
@@ -300,7 +300,7 @@ private:
   struct slot {
     config cfg;
     Params params;
-    detail::loaded_function *function;
+    rtc_detail::loaded_function *function;
   };
   struct address_entry {
     const config *address;
@@ -328,7 +328,7 @@ private:
       if (it == slots.end()) {
         // Compile and load before the slot exists, so that a failure leaves nothing behind and the
         // next launch of this config reports the same error.
-        detail::loaded_function &f = program->load(c);
+        rtc_detail::loaded_function &f = program->load(c);
         auto s = std::make_unique<slot>(slot{c, params(c), &f});
         it = slots.emplace(text, std::move(s)).first;
       }

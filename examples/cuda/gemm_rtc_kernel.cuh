@@ -1,0 +1,236 @@
+// A register-tiled fp32 GEMM compiled at run time (NVRTC), one program per config. Its parameters
+// are those of CLBlast's Xgemm kernel, with the same meanings and constraints, so that its H200
+// search space can be set beside the A100, V100 and TITAN RTX spaces measured for CLBlast:
+//
+//   MWG, NWG, KWG   tile of C (MWG x NWG) computed by one block, and the K slice per iteration
+//   MDIMC, NDIMC    threads of a block along M and N (the block is MDIMC x NDIMC)
+//   MDIMA, NDIMB    the same threads re-shaped to load the A (MDIMA x KDIMA) and B tiles
+//   KWI             unroll factor of the loop over the K slice
+//   VWM, VWN        vector width of loads and stores along M (A, C) and along N (B)
+//   STRM, STRN      0: a thread's elements along M (N) are contiguous; 1: strided by the threads
+//   SA, SB          1: stage the A (B) tile in shared memory; 0: read it from global memory
+//   PRECISION       32 (fp32)
+//
+// Layout, as CLBlast's kernel sees its operands (M and N contiguous):
+//   a[k * M + m]  (A is K x M),  b[k * N + n]  (B is K x N),  c[n * M + m]  (C is M x N, column
+//   major), and C[m][n] = sum_k A[k][m] * B[k][n].
+// The tile must divide the problem: M % MWG == 0, N % NWG == 0, K % KWG == 0.
+//
+// The launch: grid (M / MWG, N / NWG), block (MDIMC, NDIMC), no dynamic shared memory.
+//
+// With SA or SB the next K slice is loaded from global memory into registers while the current
+// one is multiplied out of shared memory (one shared buffer, two barriers per slice).
+
+#ifndef TK_HOST_EMULATION
+#define TK_DEVICE __device__ __forceinline__
+#endif
+
+#if !defined(MWG) || !defined(NWG) || !defined(KWG) || !defined(MDIMC) || !defined(NDIMC) ||      \
+    !defined(MDIMA) || !defined(NDIMB) || !defined(KWI) || !defined(VWM) || !defined(VWN) ||      \
+    !defined(STRM) || !defined(STRN) || !defined(SA) || !defined(SB)
+#error "every Xgemm parameter must be defined (-DMWG=... -DSB=...)"
+#endif
+#ifndef PRECISION
+#define PRECISION 32
+#endif
+
+namespace tk_gemm {
+
+constexpr int threads = MDIMC * NDIMC;
+constexpr int mwi = MWG / MDIMC; // elements of C per thread along M
+constexpr int nwi = NWG / NDIMC; // and along N
+constexpr int kdima = threads / MDIMA;
+constexpr int kdimb = threads / NDIMB;
+constexpr int mwa = MWG / MDIMA; // elements of the A tile a thread loads along M
+constexpr int kwa = KWG / kdima; // and along K
+constexpr int nwb = NWG / NDIMB;
+constexpr int kwb = KWG / kdimb;
+
+static_assert(PRECISION == 32, "this kernel is fp32 only (PRECISION=32)");
+static_assert(KWG % KWI == 0, "KWG % KWI == 0");
+static_assert(MWG % (MDIMC * VWM) == 0, "MWG % (MDIMC * VWM) == 0");
+static_assert(NWG % (NDIMC * VWN) == 0, "NWG % (NDIMC * VWN) == 0");
+static_assert(MWG % (MDIMA * VWM) == 0, "MWG % (MDIMA * VWM) == 0");
+static_assert(NWG % (NDIMB * VWN) == 0, "NWG % (NDIMB * VWN) == 0");
+static_assert(threads % MDIMA == 0 && KWG % kdima == 0, "KWG % ((MDIMC * NDIMC) / MDIMA) == 0");
+static_assert(threads % NDIMB == 0 && KWG % kdimb == 0, "KWG % ((MDIMC * NDIMC) / NDIMB) == 0");
+static_assert(VWM == 1 || VWM == 2 || VWM == 4 || VWM == 8, "VWM is 1, 2, 4 or 8");
+static_assert(VWN == 1 || VWN == 2 || VWN == 4 || VWN == 8, "VWN is 1, 2, 4 or 8");
+
+// W floats read and written as one (or, for 8, two) vector accesses.
+template <int W> struct alignas(W * 4 > 16 ? 16 : W * 4) vec {
+  float v[W];
+};
+using vm = vec<VWM>;
+using vn = vec<VWN>;
+
+TK_DEVICE vm load_m(const float *p) { return *reinterpret_cast<const vm *>(p); }
+TK_DEVICE vn load_n(const float *p) { return *reinterpret_cast<const vn *>(p); }
+
+// The vector index, within the tile, of a thread's i-th vector (STRM / STRN).
+TK_DEVICE int m_index(int i, int thread, int per_thread, int dim) {
+  return STRM == 0 ? i + thread * per_thread : thread + i * dim;
+}
+TK_DEVICE int n_index(int i, int thread, int per_thread, int dim) {
+  return STRN == 0 ? i + thread * per_thread : thread + i * dim;
+}
+
+} // namespace tk_gemm
+
+extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
+    xgemm(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ c, int m,
+          int n, int k) {
+  using namespace tk_gemm;
+  const int tid_m = static_cast<int>(threadIdx.x);
+  const int tid_n = static_cast<int>(threadIdx.y);
+  const int tid = tid_n * MDIMC + tid_m;
+  const float *a_tile = a + static_cast<long long>(blockIdx.x) * MWG; // column block_m of A
+  const float *b_tile = b + static_cast<long long>(blockIdx.y) * NWG;
+
+#if SA
+  __shared__ __align__(16) float alm[KWG * MWG]; // alm[kk * MWG + mm]
+  const int la0 = tid % MDIMA;
+  const int la1 = tid / MDIMA;
+  vm a_reg[mwa / VWM][kwa];
+#endif
+#if SB
+  __shared__ __align__(16) float blm[KWG * NWG]; // blm[kk * NWG + nn]
+  const int lb0 = tid % NDIMB;
+  const int lb1 = tid / NDIMB;
+  vn b_reg[nwb / VWN][kwb];
+#endif
+
+  // Global -> registers (the next slice) and registers -> shared memory (the current one).
+  auto fetch = [&](int k0) {
+#if SA
+#pragma unroll
+    for (int mia = 0; mia < mwa / VWM; ++mia) {
+#pragma unroll
+      for (int kia = 0; kia < kwa; ++kia) {
+        const int mg = m_index(mia, la0, mwa / VWM, MDIMA);
+        const int kg = kia + la1 * kwa;
+        a_reg[mia][kia] = load_m(a_tile + static_cast<long long>(k0 + kg) * m + mg * VWM);
+      }
+    }
+#endif
+#if SB
+#pragma unroll
+    for (int nib = 0; nib < nwb / VWN; ++nib) {
+#pragma unroll
+      for (int kib = 0; kib < kwb; ++kib) {
+        const int ng = n_index(nib, lb0, nwb / VWN, NDIMB);
+        const int kg = kib + lb1 * kwb;
+        b_reg[nib][kib] = load_n(b_tile + static_cast<long long>(k0 + kg) * n + ng * VWN);
+      }
+    }
+#endif
+    static_cast<void>(k0);
+  };
+  auto stage = [&]() {
+#if SA
+#pragma unroll
+    for (int mia = 0; mia < mwa / VWM; ++mia) {
+#pragma unroll
+      for (int kia = 0; kia < kwa; ++kia) {
+        const int mg = m_index(mia, la0, mwa / VWM, MDIMA);
+        const int kg = kia + la1 * kwa;
+        *reinterpret_cast<vm *>(&alm[kg * MWG + mg * VWM]) = a_reg[mia][kia];
+      }
+    }
+#endif
+#if SB
+#pragma unroll
+    for (int nib = 0; nib < nwb / VWN; ++nib) {
+#pragma unroll
+      for (int kib = 0; kib < kwb; ++kib) {
+        const int ng = n_index(nib, lb0, nwb / VWN, NDIMB);
+        const int kg = kib + lb1 * kwb;
+        *reinterpret_cast<vn *>(&blm[kg * NWG + ng * VWN]) = b_reg[nib][kib];
+      }
+    }
+#endif
+  };
+
+  float acc[nwi][mwi];
+#pragma unroll
+  for (int j = 0; j < nwi; ++j) {
+#pragma unroll
+    for (int i = 0; i < mwi; ++i) {
+      acc[j][i] = 0.0f;
+    }
+  }
+
+  fetch(0);
+  for (int k0 = 0; k0 < k; k0 += KWG) {
+#if SA || SB
+    stage();
+    __syncthreads();
+    if (k0 + KWG < k) {
+      fetch(k0 + KWG); // in flight while this slice is multiplied
+    }
+#endif
+    for (int pwi = 0; pwi < KWG; pwi += KWI) {
+#pragma unroll
+      for (int pit = 0; pit < KWI; ++pit) {
+        const int kk = pwi + pit;
+        vm apm[mwi / VWM];
+        vn bpm[nwi / VWN];
+#pragma unroll
+        for (int mi = 0; mi < mwi / VWM; ++mi) {
+          const int mg = m_index(mi, tid_m, mwi / VWM, MDIMC);
+#if SA
+          apm[mi] = load_m(&alm[kk * MWG + mg * VWM]);
+#else
+          apm[mi] = load_m(a_tile + static_cast<long long>(k0 + kk) * m + mg * VWM);
+#endif
+        }
+#pragma unroll
+        for (int ni = 0; ni < nwi / VWN; ++ni) {
+          const int ng = n_index(ni, tid_n, nwi / VWN, NDIMC);
+#if SB
+          bpm[ni] = load_n(&blm[kk * NWG + ng * VWN]);
+#else
+          bpm[ni] = load_n(b_tile + static_cast<long long>(k0 + kk) * n + ng * VWN);
+#endif
+        }
+#pragma unroll
+        for (int ni = 0; ni < nwi / VWN; ++ni) {
+#pragma unroll
+          for (int j = 0; j < VWN; ++j) {
+#pragma unroll
+            for (int mi = 0; mi < mwi / VWM; ++mi) {
+#pragma unroll
+              for (int i = 0; i < VWM; ++i) {
+                acc[ni * VWN + j][mi * VWM + i] =
+                    fmaf(apm[mi].v[i], bpm[ni].v[j], acc[ni * VWN + j][mi * VWM + i]);
+              }
+            }
+          }
+        }
+      }
+    }
+#if SA || SB
+    __syncthreads(); // everyone is done with this slice before the next one is staged
+#endif
+  }
+
+  float *c_tile = c + static_cast<long long>(blockIdx.y) * NWG * m +
+                  static_cast<long long>(blockIdx.x) * MWG;
+#pragma unroll
+  for (int ni = 0; ni < nwi / VWN; ++ni) {
+#pragma unroll
+    for (int j = 0; j < VWN; ++j) {
+      const int col = n_index(ni, tid_n, nwi / VWN, NDIMC) * VWN + j;
+#pragma unroll
+      for (int mi = 0; mi < mwi / VWM; ++mi) {
+        const int mg = m_index(mi, tid_m, mwi / VWM, MDIMC);
+        vm out;
+#pragma unroll
+        for (int i = 0; i < VWM; ++i) {
+          out.v[i] = acc[ni * VWN + j][mi * VWM + i];
+        }
+        *reinterpret_cast<vm *>(c_tile + static_cast<long long>(col) * m + mg * VWM) = out;
+      }
+    }
+  }
+}
