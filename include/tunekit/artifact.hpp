@@ -20,6 +20,7 @@
 #include <tunekit/config_space.hpp>
 #include <tunekit/hardware.hpp>
 #include <tunekit/key.hpp>
+#include <tunekit/load_result.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -29,6 +30,8 @@
 #include <vector>
 
 namespace tunekit {
+
+struct cache_entry;
 
 /// The part of the hardware an artifact is bound to.
 struct device_identity {
@@ -72,21 +75,26 @@ struct artifact {
 /// Parses and validates structure and types; throws `tunekit::error` saying what is wrong.
 [[nodiscard]] artifact artifact_from_json(std::string_view text);
 
-/// Outcome of looking up an artifact. `found` is set when the file exists and matches the
-/// identity; `problem` says why an existing file was not accepted. Neither: no file.
-struct artifact_lookup {
-  std::optional<artifact> found{};
-  std::string problem{};
-  std::filesystem::path path{};
-};
-[[nodiscard]] artifact_lookup load_artifact(const std::filesystem::path &dir, std::string_view name,
-                                            const key &k, const device_identity &dev);
+/// The artifact of (name, k, dev) in `dir`: found, missing, or a file that exists but was not used
+/// (unreadable, invalid, recorded for another name, key or device), with `detail` saying why.
+[[nodiscard]] load_result<artifact> load_artifact(const std::filesystem::path &dir,
+                                                  std::string_view name, const key &k,
+                                                  const device_identity &dev);
 
 /// Why `c` may not be served by a tuner with this space, or empty when it may: it sets a pinned
 /// value or a key axis, a value changed type (256 -> 256.0), or it is not a config of the space.
 [[nodiscard]] std::string artifact_config_problem(const config &c, const config_space &space,
                                                   const config &pinned,
                                                   const std::vector<std::string> &key_names);
+
+/// The artifact `name` that serves the winner of a winner-cache entry on the entry's device: the
+/// entry's stored key (pinned pairs included, so a pinned call finds it), and its winner without
+/// the pinned fields (the caller's values complete the config). `key_names` names the key values of
+/// `key_fn` (the pinned pairs are named `"pinned NAME"`, `NAME` after them) or every stored value;
+/// empty records none. Throws `tunekit::error` on an invalid name or a count of names that fits
+/// neither.
+[[nodiscard]] artifact make_artifact(std::string name, const cache_entry &entry,
+                                     std::vector<std::string> key_names = {});
 
 /// Writes the artifact atomically (temp file in the same directory, then rename); returns its
 /// path. Throws `tunekit::error` on an invalid name, an incomplete device identity or I/O failure.

@@ -19,6 +19,7 @@
 #include <tunekit/communicator.hpp>
 #include <tunekit/environment.hpp>
 #include <tunekit/error.hpp>
+#include <tunekit/launcher.hpp>
 #include <tunekit/log.hpp>
 #include <tunekit/tuner.hpp>
 
@@ -42,6 +43,9 @@ struct contextual_options {
   communicator *comm = nullptr;
   /// Where the log goes (`log_dir`); default `environment::from_env()`.
   std::optional<tunekit::environment> env{};
+  /// Which rank this is, for the log file's name when there is no `comm` and for console lines;
+  /// default `launcher_info::from_env()`, read when the tuner is built.
+  std::optional<launcher_info> launcher{};
   /// INFO lines for verbose output and warnings; default `default_log_sink()`.
   log_sink log{};
   bool verbose = false;
@@ -80,7 +84,8 @@ public:
 
 } // namespace detail
 
-/// The type-erased machinery of contextual tuning. At most one is active in a process at a time.
+/// The type-erased machinery of contextual tuning. At most one runs in a process at a time, and
+/// only the tunable kernels called on the thread that runs it take part (`active()` is per thread).
 class contextual_tuner final {
 public:
   explicit contextual_tuner(contextual_options options = {});
@@ -88,7 +93,7 @@ public:
   contextual_tuner(const contextual_tuner &) = delete;
   contextual_tuner &operator=(const contextual_tuner &) = delete;
 
-  /// The contextual tuner whose runs are in progress, or null.
+  /// The contextual tuner whose runs are in progress on this thread, or null.
   [[nodiscard]] static contextual_tuner *active() noexcept;
 
   /// What a kernel launched inside a contextual run must do.

@@ -3,6 +3,8 @@
 /// What changes the best config on this machine (the hardware digest), and the software the
 /// winner was measured with (dependencies).
 
+#include <tunekit/version.hpp>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -33,7 +35,8 @@ using dependencies = std::map<std::string, std::string>;
 /// tunekit's own version and the compiler it was built with.
 [[nodiscard]] dependencies core_dependencies();
 
-/// The library version, e.g. "0.1.0".
-[[nodiscard]] const char *version() noexcept;
+/// What changed from `recorded` to `now`, e.g. `cuda_runtime 12.4 -> 13.0, nccl none -> 2.28`;
+/// empty when they are equal.
+[[nodiscard]] std::string dependency_diff(const dependencies &recorded, const dependencies &now);
 
 } // namespace tunekit

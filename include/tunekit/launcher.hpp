@@ -34,7 +34,7 @@ struct launcher_info {
   [[nodiscard]] bool multi_rank() const noexcept { return world_size > 1; }
   /// `rank 3/8 (local 1, open_mpi)`; `single process` without a launcher.
   [[nodiscard]] std::string to_string() const;
-  /// A file name for per-rank output: `rank-3.log` (`single.log` without a launcher).
+  /// A file name for per-rank output: `rank-3.log` (`rank-0.log` for a single process).
   [[nodiscard]] std::string log_file_name() const;
 
   friend bool operator==(const launcher_info &, const launcher_info &) = default;

@@ -1,9 +1,11 @@
 #pragma once
 /// \file tuner.hpp
 /// Function-level autotuning. `autotune(name, space, key_fn, prune_fn, fn)` wraps a function
-/// `fn(args..., const config&)` so that each call resolves the config for its key: in-process
-/// winners first, then the winner cache on disk, then a search that measures every candidate
-/// `prune_fn` keeps and calls `fn` once more with the winner.
+/// `fn(args..., const config&)` so that each call resolves the config for its key, from the first
+/// source that answers: in-process winners, the winner cache on disk, a reviewed artifact, the
+/// lookup table, the default function, else a search that measures the candidates `prune_fn` keeps
+/// (see docs/function_tuner.md). The first tuning call returns the result of one more call of `fn`
+/// with the winner.
 ///
 /// The machinery lives in the non-template `tuner` (compiled once); `tuned_function` only forwards.
 
@@ -40,6 +42,7 @@ enum class source {
   table,          ///< lookup table entry
   default_config, ///< the tuner's default function
   search,         ///< measured now
+  table_search,   ///< measured now, among the several choices the lookup table names
   disabled,       ///< `autotune=false`: the space's first config
 };
 [[nodiscard]] std::string_view to_string(source s) noexcept;
@@ -48,7 +51,8 @@ enum class source {
 enum class tuning_mode {
   /// The first call of a key that no stored winner answers searches.
   eager,
-  /// Calls record their keys and run the space's first config (source `default_config`), with no
+  /// Calls record their keys and run the default config (the default function's when the tuned
+  /// function has one, else the space's first; source `default_config`), with no
   /// collective and no measurement, until `tuner::arm` has been called on every rank; from then
   /// on the tuner behaves as in eager mode. For multi-rank jobs whose ranks reach readiness at
   /// different times: the application picks the synchronised moment.
@@ -148,7 +152,7 @@ public:
   [[nodiscard]] const config *find(const key &k, bool hot = false) const noexcept;
 
   /// Full resolution of `k` (memory, cache, artifact, lookup table, default, search; see
-  /// docs/artifacts.md). `default_fn`, when given, answers after the artifact and the table.
+  /// docs/function_tuner.md). `default_fn`, when given, answers after the artifact and the table.
   /// `prune` says whether a candidate is kept;
   /// `run` calls the tuned function once with a candidate; `check` validates the output of the last
   /// run (false: "wrong result"). Throws `tunekit::error` when nothing valid is left.

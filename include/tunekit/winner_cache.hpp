@@ -8,6 +8,7 @@
 #include <tunekit/config.hpp>
 #include <tunekit/hardware.hpp>
 #include <tunekit/key.hpp>
+#include <tunekit/load_result.hpp>
 #include <tunekit/measure.hpp>
 
 #include <filesystem>
@@ -63,10 +64,28 @@ struct cache_entry {
   std::string timestamp; ///< UTC, ISO 8601
 };
 
+/// The tuning log written beside an entry (`<digest>.log`): identity, key, hardware, policy, one
+/// line per candidate with its time or failure, the winner and the search's wall time.
+[[nodiscard]] std::string tuning_log(const cache_entry &e, double seconds);
+
 /// Serialises an entry to its JSON text (types kept exactly).
 [[nodiscard]] std::string to_json(const cache_entry &e);
 /// Parses and validates an entry; throws `tunekit::error` saying what is wrong with it.
 [[nodiscard]] cache_entry cache_entry_from_json(std::string_view text);
+
+/// The two parts of the key a tuner stores: the values of `key_fn`, then one pair
+/// (`"pinned NAME"`, value) per value the call pinned, in the order they were pinned.
+struct stored_key_parts {
+  tunekit::key input;
+  tunekit::config pinned;
+};
+/// The key a tuner stores for `input` with `pinned` values: `input` followed by one
+/// (`"pinned NAME"`, value) pair per pinned field.
+[[nodiscard]] key stored_key(const key &input, const config &pinned);
+/// Splits a stored key into its input values and pinned values (the inverse of `stored_key`).
+/// Marker pairs are read from the end of the key, so a `key_fn` whose own last values look like a
+/// marker pair ("pinned X", v) cannot be told apart from a pinned call.
+[[nodiscard]] stored_key_parts split_stored_key(const key &stored);
 
 /// The digest naming an entry: SHA-256 over function identity, hardware digest and canonical key.
 [[nodiscard]] std::string cache_digest(const function_identity &fn, const hardware_info &hw,
@@ -83,15 +102,10 @@ public:
   [[nodiscard]] std::filesystem::path entry_path(const function_identity &fn,
                                                  const hardware_info &hw, const key &k) const;
 
-  /// Outcome of a lookup. `entry` is set on a valid hit; `problem` says why a file that exists was
-  /// not used (corrupt, wrong schema, mismatched identity).
-  struct lookup_result {
-    std::optional<cache_entry> entry;
-    std::string problem;
-    std::filesystem::path path;
-  };
-  [[nodiscard]] lookup_result load(const function_identity &fn, const hardware_info &hw,
-                                   const key &k) const;
+  /// The entry of (fn, hw, k): found, missing, or a file that exists but was not used (unreadable,
+  /// invalid, recorded for another identity), with `detail` saying why.
+  [[nodiscard]] load_result<cache_entry> load(const function_identity &fn, const hardware_info &hw,
+                                              const key &k) const;
 
   /// Writes the entry (and `log_text` as the tuning log beside it) atomically; returns its path.
   /// Throws `tunekit::error` naming the path when it cannot be written.
@@ -99,6 +113,15 @@ public:
 
   /// Every `*.json` entry file, optionally of one function.
   [[nodiscard]] std::vector<std::filesystem::path> list(std::string_view function = {}) const;
+
+  /// The entry stored in the file `path` (e.g. one of `list()`), validated: readable, a valid entry,
+  /// and named by its own identity (`<cache_digest>.json`). Never throws for a bad file: the status
+  /// says whether it was missing, unreadable, invalid or misnamed (`identity_mismatch`).
+  [[nodiscard]] static load_result<cache_entry> read(const std::filesystem::path &path);
+
+  /// Removes the entries of `function` (every entry when empty) and their tuning logs; returns the
+  /// entry files it removed. Throws `tunekit::error` naming a file that cannot be removed.
+  std::vector<std::filesystem::path> remove(std::string_view function = {}) const;
 
 private:
   std::filesystem::path m_root;

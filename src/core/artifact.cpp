@@ -134,9 +134,9 @@ artifact artifact_from_json(std::string_view text) {
   return a;
 }
 
-artifact_lookup load_artifact(const std::filesystem::path &dir, std::string_view name, const key &k,
-                              const device_identity &dev) {
-  artifact_lookup out;
+load_result<artifact> load_artifact(const std::filesystem::path &dir, std::string_view name,
+                                    const key &k, const device_identity &dev) {
+  load_result<artifact> out;
   out.path = artifact_path(dir, name, k, dev);
   std::error_code ec;
   if (!std::filesystem::exists(out.path, ec)) {
@@ -145,24 +145,28 @@ artifact_lookup load_artifact(const std::filesystem::path &dir, std::string_view
   bool ok = false;
   const std::string text = read_file(out.path, ok);
   if (!ok) {
-    out.problem = "cannot be read";
+    out.status = load_status::unreadable;
+    out.detail = "cannot be read";
     return out;
   }
   try {
     artifact a = artifact_from_json(text);
+    out.status = load_status::identity_mismatch;
     if (a.name != name) {
-      out.problem = "belongs to artifact '" + a.name + "'";
+      out.detail = "belongs to artifact '" + a.name + "'";
     } else if (!(a.key == k)) {
-      out.problem = "holds key " + a.key.to_string() + ", not " + k.to_string();
+      out.detail = "holds key " + a.key.to_string() + ", not " + k.to_string();
     } else if (!(a.device == dev)) {
-      out.problem = "was tuned on " + a.device.name + " (" + a.device.arch + ", " +
-                    std::to_string(a.device.units) + " units), not " + dev.name + " (" + dev.arch +
-                    ", " + std::to_string(dev.units) + " units)";
+      out.detail = "was tuned on " + a.device.name + " (" + a.device.arch + ", " +
+                   std::to_string(a.device.units) + " units), not " + dev.name + " (" + dev.arch +
+                   ", " + std::to_string(dev.units) + " units)";
     } else {
-      out.found = std::move(a);
+      out.status = load_status::found;
+      out.value = std::move(a);
     }
   } catch (const error &e) {
-    out.problem = e.what();
+    out.status = load_status::invalid;
+    out.detail = e.what();
   }
   return out;
 }
@@ -214,11 +218,54 @@ std::string artifact_config_problem(const config &c, const config_space &space,
   return "[" + c.to_string() + "] is not a config of the config space";
 }
 
-std::filesystem::path store_artifact(const std::filesystem::path &dir, const artifact &a) {
-  if (!is_valid_artifact_name(a.name)) {
-    throw error("invalid artifact name '" + a.name +
-                "': use 1-64 letters, digits, '.', '_' or '-'");
+namespace {
+void require_valid_name(const std::string &name) {
+  if (!is_valid_artifact_name(name)) {
+    throw error("invalid artifact name '" + name + "': use 1-64 letters, digits, '.', '_' or '-'");
   }
+}
+
+std::string joined(const std::vector<std::string> &names) {
+  std::string out;
+  for (const auto &n : names) {
+    out += (out.empty() ? "" : ", ") + n;
+  }
+  return out;
+}
+} // namespace
+
+artifact make_artifact(std::string name, const cache_entry &entry,
+                       std::vector<std::string> key_names) {
+  require_valid_name(name);
+  const stored_key_parts parts = split_stored_key(entry.key);
+  if (!key_names.empty() && key_names.size() == parts.input.size()) {
+    for (const auto &f : parts.pinned) {
+      key_names.push_back("pinned " + f.name);
+      key_names.push_back(f.name);
+    }
+  } else if (!key_names.empty() && key_names.size() != entry.key.size()) {
+    throw error("artifact '" + name + "': " + std::to_string(key_names.size()) + " key names (" +
+                joined(key_names) + ") for the key " + parts.input.to_string() + " of " +
+                std::to_string(parts.input.size()) +
+                (parts.input.size() == 1 ? " value" : " values") + " of function '" +
+                entry.function.name + "'");
+  }
+  artifact a;
+  a.name = std::move(name);
+  a.key = entry.key;
+  a.key_names = std::move(key_names);
+  a.device = device_identity::of(entry.hardware);
+  a.config.set_template_id(entry.winner.template_id());
+  for (const auto &f : entry.winner) {
+    if (!parts.pinned.contains(f.name)) {
+      a.config.set(f.name, f.value);
+    }
+  }
+  return a;
+}
+
+std::filesystem::path store_artifact(const std::filesystem::path &dir, const artifact &a) {
+  require_valid_name(a.name);
   if (!a.device.complete()) {
     throw error("cannot write artifact '" + a.name +
                 "': the device identity is incomplete (name '" + a.device.name + "', arch '" +

@@ -1,5 +1,7 @@
-#include "sha256.hpp"
-#include "timestamp.hpp"
+#include "agreement.hpp"
+#include "format.hpp"
+#include "rank_log.hpp"
+#include "search.hpp"
 
 #include <tunekit/contextual.hpp>
 #include <tunekit/error.hpp>
@@ -21,7 +23,23 @@ namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
-std::atomic<contextual_tuner *> g_active{nullptr};
+// One contextual call at a time in the process (timings of two would disturb each other)...
+std::atomic<contextual_tuner *> g_running{nullptr};
+// ...and only the thread that runs it hands its tunable kernels to it: a tunable kernel called on
+// another thread meanwhile resolves its config as usual.
+thread_local contextual_tuner *t_active = nullptr;
+
+launcher_info launcher_of(const contextual_options &o, const log_sink &sink) {
+  if (o.launcher) {
+    return *o.launcher;
+  }
+  try {
+    return launcher_info::from_env();
+  } catch (const error &e) {
+    sink(log_level::warning, std::string("contextual tuner: ") + e.what());
+    return {};
+  }
+}
 
 } // namespace
 
@@ -42,18 +60,22 @@ struct contextual_tuner::impl {
 
   contextual_options opts;
   environment env;
-  log_sink log;
   single_process_communicator single;
+  detail::rank_log log; // rank-<rank>.log: the communicator's rank, else the launcher's
   std::vector<entry> entries;
   bool progressed = false;
-  std::ofstream log_file;
   std::vector<std::pair<std::string, config>> winners;
 
   explicit impl(contextual_options o)
       : opts(std::move(o)), env(opts.env ? *opts.env : environment::from_env()),
-        log(opts.log ? opts.log : default_log_sink()) {
+        log(opts.log ? opts.log : default_log_sink(),
+            launcher_of(opts, opts.log ? opts.log : default_log_sink()), env.log_dir,
+            "contextual tuner", true) {
     if (opts.n_repeat < 1 || opts.n_warmup < 0) {
       throw error("contextual tuner: n_repeat must be at least 1 and n_warmup not negative");
+    }
+    if (opts.comm != nullptr) {
+      log.set_rank(opts.comm->rank());
     }
   }
 
@@ -63,29 +85,7 @@ struct contextual_tuner::impl {
     return "kernel '" + e.kernel->name() + "', key " + e.k.to_string();
   }
 
-  void write_log(const std::string &line) {
-    if (!log_file.is_open()) {
-      std::error_code ec;
-      std::filesystem::create_directories(env.log_dir, ec);
-      // The communicator's rank when there is one, else the launcher's (torchrun, mpirun).
-      int rank = comm().rank();
-      if (opts.comm == nullptr) {
-        try {
-          rank = launcher_info::from_env().rank;
-        } catch (const error &e) {
-          log(log_level::warning, std::string("contextual tuner: ") + e.what());
-        }
-      }
-      const auto path = env.log_dir / ("rank-" + std::to_string(rank) + ".log");
-      log_file.open(path, std::ios::app);
-      if (!log_file) {
-        log(log_level::warning, "contextual tuner: cannot open log " + path.string());
-        return;
-      }
-    }
-    log_file << detail::utc_timestamp() << " " << line << "\n";
-    log_file.flush();
-  }
+  void write_log(const std::string &line) const { log.file(line); }
 
   void advance(entry &e) {
     e.cursor++;
@@ -102,18 +102,17 @@ contextual_tuner::contextual_tuner(contextual_options options)
 
 contextual_tuner::~contextual_tuner() { abort(); }
 
-contextual_tuner *contextual_tuner::active() noexcept {
-  return g_active.load(std::memory_order_acquire);
-}
+contextual_tuner *contextual_tuner::active() noexcept { return t_active; }
 
 void contextual_tuner::begin() {
   contextual_tuner *expected = nullptr;
-  if (!g_active.compare_exchange_strong(expected, this, std::memory_order_acq_rel)) {
+  if (!g_running.compare_exchange_strong(expected, this, std::memory_order_acq_rel)) {
     throw error(expected == this
                     ? "contextual tuner: it is already running (nested call)"
                     : "contextual tuner: another contextual tuner is active; only one "
                       "may run at a time (nested or concurrent calls are not allowed)");
   }
+  t_active = this;
   m->entries.clear();
   m->progressed = false;
 }
@@ -183,9 +182,9 @@ bool contextual_tuner::measure_launch(const plan &p, detail::function_ref<void()
       s.write_log(impl::name_of(e) + ": config #" + std::to_string(index) + " mean " +
                   std::to_string(mean) + " ms");
       if (s.opts.verbose) {
-        s.log(log_level::info, impl::name_of(e) + ": candidate " + std::to_string(index + 1) + "/" +
-                                   std::to_string(e.candidates.size()) + " [" + c.to_string() +
-                                   "] " + std::to_string(mean) + " ms in context");
+        s.log.info(impl::name_of(e) + ": candidate " + std::to_string(index + 1) + "/" +
+                   std::to_string(e.candidates.size()) + " [" + c.to_string() + "] " +
+                   detail::format_ms(mean) + " in context");
       }
       s.advance(e);
     }
@@ -228,24 +227,23 @@ void contextual_tuner::finish() {
   s.winners.clear();
   try {
     if (s.opts.is_dist && s.comm().size() > 1) {
-      // Every rank must have registered the same kernels, keys and candidate counts, in order.
+      // Every rank must have registered the same kernels, keys and candidate lists, in order.
       std::string text;
       std::vector<double> all;
       for (const auto &e : s.entries) {
-        text += impl::name_of(e) + "|" + std::to_string(e.candidates.size()) + ";";
+        text += impl::name_of(e) + "|";
+        for (const auto &c : e.candidates) {
+          text += c.to_string() + ";";
+        }
         all.insert(all.end(), e.means.begin(), e.means.end());
       }
-      const std::string hex = detail::sha256_hex(text);
-      double lo[2] = {static_cast<double>(std::stoull(hex.substr(0, 12), nullptr, 16)),
-                      static_cast<double>(all.size())};
-      double hi[2] = {lo[0], lo[1]};
-      s.comm().all_reduce_min(lo);
-      s.comm().all_reduce_max(hi);
-      if (lo[0] != hi[0] || lo[1] != hi[1]) {
+      const std::string what = "contextual tuner";
+      if (!detail::agree(s.comm(), what, "agreement on the registered kernels", text, std::nullopt)
+               .same_text) {
         throw error("contextual tuner: the ranks registered different kernels or keys; all ranks "
                     "must run the same tunable kernels in the same order");
       }
-      s.comm().all_reduce_max(all);
+      detail::reduce_worst(s.comm(), what, all);
       std::size_t at = 0;
       for (auto &e : s.entries) {
         for (std::size_t i = 0; i < e.means.size(); ++i, ++at) {
@@ -257,29 +255,27 @@ void contextual_tuner::finish() {
       }
     }
     for (auto &e : s.entries) {
-      std::ptrdiff_t best = -1;
-      for (std::size_t i = 0; i < e.means.size(); ++i) {
-        if (std::isfinite(e.means[i]) &&
-            (best < 0 || e.means[i] < e.means[static_cast<std::size_t>(best)])) {
-          best = static_cast<std::ptrdiff_t>(i);
-        }
-      }
-      if (best < 0) {
-        std::string msg = "cannot find valid config for " + impl::name_of(e) + ":";
+      const auto winner = detail::pick_winner(e.means);
+      if (!winner) {
+        std::vector<candidate_record> records(e.candidates.size());
         for (std::size_t i = 0; i < e.candidates.size(); ++i) {
-          msg += "\n  [" + e.candidates[i].to_string() + "] " + e.reasons[i];
+          records[i].config = e.candidates[i];
+          records[i].status = candidate_status::failed;
+          records[i].reason = e.reasons[i];
         }
-        s.write_log(msg);
-        throw error(msg);
+        const error err = detail::no_valid_config("contextual tuner, " + impl::name_of(e),
+                                                  e.candidates.size(), records);
+        s.write_log(err.what());
+        throw err;
       }
-      const config &w = e.candidates[static_cast<std::size_t>(best)];
+      const std::size_t best = *winner;
+      const config &w = e.candidates[best];
       e.kernel->remember(e.k, w);
       s.winners.emplace_back(impl::name_of(e), w);
       s.write_log(impl::name_of(e) + ": best config #" + std::to_string(best) + " [" +
-                  w.to_string() + "] " + std::to_string(e.means[static_cast<std::size_t>(best)]) +
-                  " ms");
+                  w.to_string() + "] " + detail::format_ms(e.means[best]));
       if (s.opts.verbose) {
-        s.log(log_level::info, impl::name_of(e) + ": winner in context [" + w.to_string() + "]");
+        s.log.info(impl::name_of(e) + ": winner in context [" + w.to_string() + "]");
       }
     }
   } catch (...) {
@@ -290,8 +286,11 @@ void contextual_tuner::finish() {
 }
 
 void contextual_tuner::abort() noexcept {
+  if (t_active == this) {
+    t_active = nullptr;
+  }
   contextual_tuner *expected = this;
-  g_active.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+  g_running.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
 }
 
 std::vector<std::pair<std::string, config>> contextual_tuner::last_winners() const {

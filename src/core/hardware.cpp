@@ -2,6 +2,7 @@
 #include "sha256.hpp"
 
 #include <tunekit/hardware.hpp>
+#include <tunekit/version.hpp>
 
 #include <fstream>
 #include <string>
@@ -73,6 +74,26 @@ dependencies core_dependencies() {
   d["compiler"] = "unknown";
 #endif
   return d;
+}
+
+std::string dependency_diff(const dependencies &recorded, const dependencies &now) {
+  std::string diff;
+  auto add = [&](const std::string &dep, const std::string &from, const std::string &to) {
+    diff += (diff.empty() ? "" : ", ") + dep + " " + from + " -> " + to;
+  };
+  for (const auto &[dep, ver] : now) {
+    const auto found = recorded.find(dep);
+    const std::string old = found == recorded.end() ? "none" : found->second;
+    if (old != ver) {
+      add(dep, old, ver);
+    }
+  }
+  for (const auto &[dep, ver] : recorded) {
+    if (!now.contains(dep)) {
+      add(dep, ver, "none");
+    }
+  }
+  return diff;
 }
 
 } // namespace tunekit

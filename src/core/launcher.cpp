@@ -81,7 +81,7 @@ std::string launcher_info::to_string() const {
 }
 
 std::string launcher_info::log_file_name() const {
-  return kind == launcher_kind::none ? "single.log" : "rank-" + std::to_string(rank) + ".log";
+  return "rank-" + std::to_string(rank) + ".log";
 }
 
 } // namespace tunekit

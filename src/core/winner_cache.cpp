@@ -1,4 +1,6 @@
+#include "format.hpp"
 #include "json_io.hpp"
+#include "read_file.hpp"
 #include "sha256.hpp"
 
 #include <tunekit/error.hpp>
@@ -185,6 +187,46 @@ cache_entry cache_entry_from_json(std::string_view text) {
   return e;
 }
 
+namespace {
+constexpr std::string_view pinned_marker = "pinned ";
+
+// The name a marker value ("pinned NAME") stands for, or empty when `v` is not a marker.
+std::string_view pinned_name(const value &v) {
+  if (v.type() != value_type::string) {
+    return {};
+  }
+  const std::string_view s = v.as_string();
+  return s.starts_with(pinned_marker) && s.size() > pinned_marker.size()
+             ? s.substr(pinned_marker.size())
+             : std::string_view{};
+}
+} // namespace
+
+key stored_key(const key &input, const config &pinned) {
+  key k = input;
+  for (const auto &f : pinned) {
+    k.push_back(value(std::string(pinned_marker) + f.name));
+    k.push_back(f.value);
+  }
+  return k;
+}
+
+stored_key_parts split_stored_key(const key &stored) {
+  std::size_t end = stored.size();
+  while (end >= 2 && !pinned_name(stored[end - 2]).empty()) {
+    end -= 2;
+  }
+  stored_key_parts parts;
+  for (std::size_t i = 0; i < end; ++i) {
+    parts.input.push_back(stored[i]);
+  }
+  // Walked forward, so the pinned values keep the order the tuner appended them in.
+  for (std::size_t i = end; i < stored.size(); i += 2) {
+    parts.pinned.set(pinned_name(stored[i]), stored[i + 1]);
+  }
+  return parts;
+}
+
 std::string cache_digest(const function_identity &fn, const hardware_info &hw, const key &k) {
   const json id{{"function", fn.name},
                 {"version", fn.version},
@@ -204,9 +246,9 @@ std::filesystem::path winner_cache::entry_path(const function_identity &fn, cons
   return function_dir(fn.name) / (cache_digest(fn, hw, k) + ".json");
 }
 
-winner_cache::lookup_result winner_cache::load(const function_identity &fn, const hardware_info &hw,
-                                               const key &k) const {
-  lookup_result out;
+load_result<cache_entry> winner_cache::load(const function_identity &fn, const hardware_info &hw,
+                                           const key &k) const {
+  load_result<cache_entry> out;
   out.path = entry_path(fn, hw, k);
   std::error_code ec;
   if (!std::filesystem::exists(out.path, ec)) {
@@ -214,27 +256,55 @@ winner_cache::lookup_result winner_cache::load(const function_identity &fn, cons
   }
   std::ifstream in(out.path, std::ios::binary);
   if (!in) {
-    out.problem = "cannot be opened";
+    out.status = load_status::unreadable;
+    out.detail = "cannot be opened";
     return out;
   }
   std::stringstream buf;
   buf << in.rdbuf();
   try {
     cache_entry e = cache_entry_from_json(buf.str());
+    out.status = load_status::identity_mismatch;
     if (!(e.function == fn)) {
-      out.problem =
+      out.detail =
           "belongs to function '" + e.function.name + "' version '" + e.function.version + "'";
     } else if (!(e.hardware == hw)) {
-      out.problem = "was measured on other hardware: " + e.hardware.to_string();
+      out.detail = "was measured on other hardware: " + e.hardware.to_string();
     } else if (!(e.key == k)) {
-      out.problem = "holds key " + e.key.to_string() + ", not " + k.to_string();
+      out.detail = "holds key " + e.key.to_string() + ", not " + k.to_string();
     } else {
-      out.entry = std::move(e);
+      out.status = load_status::found;
+      out.value = std::move(e);
     }
   } catch (const error &e) {
-    out.problem = e.what();
+    out.status = load_status::invalid;
+    out.detail = e.what();
   }
   return out;
+}
+
+std::string tuning_log(const cache_entry &e, double seconds) {
+  std::ostringstream s;
+  s << e.timestamp << " tuner '" << e.function.name << "' version '" << e.function.version
+    << "'\n"
+    << "key " << e.key.to_string() << "\nhardware " << e.hardware.to_string() << "\n"
+    << "measurer " << e.measurer << ", " << e.policy.warmup << " warmup + " << e.policy.runs
+    << " timed runs, " << to_string(e.policy.stat) << "\n";
+  for (std::size_t i = 0; i < e.candidates.size(); ++i) {
+    const auto &r = e.candidates[i];
+    s << "#" << i << " [" << r.config.to_string() << "] " << to_string(r.status);
+    if (r.status == candidate_status::ok) {
+      s << " " << detail::format_ms(r.time_ms) << " (min " << detail::format_ms(r.stats.min)
+        << ", max " << detail::format_ms(r.stats.max) << ", stddev "
+        << detail::format_ms(r.stats.stddev) << ")";
+    } else if (!r.reason.empty()) {
+      s << ": " << r.reason;
+    }
+    s << "\n";
+  }
+  s << "winner #" << e.winner_index << " [" << e.winner.to_string() << "] after "
+    << detail::format_ms(seconds * 1e3) << "\n";
+  return s.str();
 }
 
 std::filesystem::path winner_cache::store(const cache_entry &e, std::string_view log_text) const {
@@ -265,16 +335,68 @@ std::vector<std::filesystem::path> winner_cache::list(std::string_view function)
   return out;
 }
 
+load_result<cache_entry> winner_cache::read(const std::filesystem::path &path) {
+  load_result<cache_entry> out;
+  out.path = path;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return out;
+  }
+  const auto text = detail::read_file(path);
+  if (!text) {
+    out.status = load_status::unreadable;
+    out.detail = "cannot be read";
+    return out;
+  }
+  try {
+    cache_entry e = cache_entry_from_json(*text);
+    const std::string want = cache_digest(e.function, e.hardware, e.key) + ".json";
+    if (path.filename() != want) {
+      out.status = load_status::identity_mismatch;
+      out.detail = "is named " + path.filename().string() + " but its identity names it " + want;
+      return out;
+    }
+    out.status = load_status::found;
+    out.value = std::move(e);
+  } catch (const error &e) {
+    out.status = load_status::invalid;
+    out.detail = e.what();
+  }
+  return out;
+}
+
+std::vector<std::filesystem::path> winner_cache::remove(std::string_view function) const {
+  std::vector<std::filesystem::path> removed;
+  for (const auto &p : list(function)) {
+    std::error_code ec;
+    auto log = p;
+    log.replace_extension(".log");
+    std::filesystem::remove(log, ec);
+    if (ec) {
+      throw error("cannot remove the tuning log " + log.string() + ": " + ec.message());
+    }
+    if (std::filesystem::remove(p, ec)) {
+      removed.push_back(p);
+    } else if (ec) {
+      throw error("cannot remove the cache entry " + p.string() + ": " + ec.message());
+    }
+  }
+  return removed;
+}
+
 void write_file_atomically(const std::filesystem::path &path, std::string_view text) {
   static std::atomic<unsigned> counter{0};
   std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
+  // A bare file name ("t.json") lives in the working directory.
+  const std::filesystem::path dir_path =
+      path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  std::filesystem::create_directories(dir_path, ec);
   if (ec) {
-    throw error("cannot create directory " + path.parent_path().string() + ": " + ec.message());
+    throw error("cannot create directory " + dir_path.string() + ": " + ec.message());
   }
   const auto tmp =
-      path.parent_path() / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) +
-                            "." + std::to_string(counter.fetch_add(1)));
+      dir_path / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+                  std::to_string(counter.fetch_add(1)));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw error("cannot write " + tmp.string() + ": " + std::strerror(errno));
@@ -307,7 +429,7 @@ void write_file_atomically(const std::filesystem::path &path, std::string_view t
     throw error("cannot rename " + tmp.string() + " to " + path.string() + ": " + why);
   }
   // Make the rename itself durable (best effort: some file systems refuse fsync on directories).
-  const int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir = ::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
     static_cast<void>(::fsync(dir));
     ::close(dir);

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -166,7 +167,7 @@ TEST_F(lookup_table_test, one_entry_is_used_without_measuring) {
 TEST_F(lookup_table_test, several_entries_are_searched_among_only) {
   auto f = make(opts(table({{tk(false), {entry(tiled(2048)), entry(tiled(1024))}}})));
   EXPECT_EQ(f(4096, "float32"), 1024);
-  EXPECT_EQ(f.tuner().last_source(), source::table);
+  EXPECT_EQ(f.tuner().last_source(), source::table_search);
   EXPECT_EQ(meas->candidates_measured(), 2U);
   const auto last = f.tuner().last_search();
   ASSERT_TRUE(last.has_value());
@@ -270,6 +271,76 @@ TEST_F(lookup_table_test, table_from_the_environment_is_read_once_at_build) {
   } catch (const tunekit::error &e) {
     EXPECT_NE(std::string(e.what()).find("template_id"), std::string::npos) << e.what();
   }
+}
+
+} // namespace
+
+namespace {
+
+// The valid entries of the winner cache at `root`.
+std::vector<tunekit::cache_entry> entries_in(const std::filesystem::path &root) {
+  std::vector<tunekit::cache_entry> out;
+  for (const auto &p : tunekit::winner_cache(root).list()) {
+    auto r = tunekit::winner_cache::read(p);
+    if (r.found()) {
+      out.push_back(std::move(*r.value));
+    }
+  }
+  return out;
+}
+
+TEST_F(lookup_table_test, from_entries_ranks_valid_candidates_and_a_tuner_serves_the_table) {
+  auto o = opts(lookup_table{});
+  o.template_hashes.clear();
+  o.table_params = config{{"alpha", 1}};
+  tunekit::call_options pin;
+  pin.pinned = config{{"beta", 0}};
+  static_cast<void>(make(o).with(pin)(4096, "float32"));
+  const auto entries = entries_in(cache.path());
+  ASSERT_EQ(entries.size(), 1U);
+
+  const auto t = lookup_table::from_entries(entries, "scale_op", 2, config{{"alpha", 1}},
+                                            {{"tiled", "hash-now"}});
+  ASSERT_EQ(t.size(), 1U);
+  const auto *row = t.find(tk(true, "alpha=1&beta=0"));
+  ASSERT_NE(row, nullptr) << t.to_json();
+  EXPECT_EQ(*row, (entry_list{entry(tiled(512), "hash-now"), entry(tiled(1024), "hash-now")}));
+
+  // The top choice alone, served to a fresh tuner without measuring.
+  temp_dir fresh;
+  auto served = opts(lookup_table::from_entries(entries, "scale_op", 1, config{{"alpha", 1}}));
+  served.env->cache_dir = fresh.path();
+  served.table_params = config{{"alpha", 1}};
+  const auto measured = meas->candidates_measured();
+  auto f = make(served);
+  EXPECT_EQ(f.with(pin)(4096, "float32"), 512);
+  EXPECT_EQ(f.tuner().last_source(), source::table);
+  EXPECT_EQ(meas->candidates_measured(), measured);
+}
+
+TEST_F(lookup_table_test, from_entries_op_defaults_to_the_function_and_failures_are_left_out) {
+  tunekit::cache_entry e;
+  e.function = {"gemm", "v1"};
+  e.key = key{8};
+  e.hardware = tunekit_test::test_hardware();
+  e.candidates = {{tiled(256), tunekit::candidate_status::failed,
+                   std::numeric_limits<double>::infinity(), {}, "boom"},
+                  {tiled(512), tunekit::candidate_status::ok, 2.0, {}, ""},
+                  {tiled(1024), tunekit::candidate_status::ok, 1.0, {}, ""}};
+  const auto t = lookup_table::from_entries({e}, "", 5);
+  const auto *row = t.find(tunekit::table_key(device, key{8}, "", "gemm"));
+  ASSERT_NE(row, nullptr) << t.to_json();
+  EXPECT_EQ(*row, (entry_list{entry(tiled(1024)), entry(tiled(512))}));
+
+  auto other = e;
+  other.function.version = "v2";
+  try {
+    static_cast<void>(lookup_table::from_entries({e, other}, "", 1));
+    FAIL() << "no error";
+  } catch (const tunekit::error &err) {
+    EXPECT_NE(std::string(err.what()).find("version 'v2'"), std::string::npos) << err.what();
+  }
+  EXPECT_THROW(static_cast<void>(lookup_table::from_entries({e}, "", 0)), tunekit::error);
 }
 
 } // namespace

@@ -22,6 +22,7 @@ using tunekit::config;
 using tunekit::config_space;
 using tunekit::function_identity;
 using tunekit::key;
+using tunekit::load_status;
 using tunekit::source;
 using tunekit_test::log_capture;
 using tunekit_test::temp_dir;
@@ -716,8 +717,9 @@ TEST_F(winner_cache_test, load_and_store_directly) {
   const function_identity fn{"gemm", "v1"};
   const auto hw = tunekit_test::test_hardware();
   const auto miss = cache.load(fn, hw, key{1});
-  EXPECT_FALSE(miss.entry.has_value());
-  EXPECT_TRUE(miss.problem.empty());
+  EXPECT_EQ(miss.status, load_status::missing);
+  EXPECT_FALSE(miss.value.has_value());
+  EXPECT_TRUE(miss.detail.empty());
   EXPECT_EQ(miss.path, cache.entry_path(fn, hw, key{1}));
   EXPECT_TRUE(cache.list().empty());
 
@@ -733,10 +735,130 @@ TEST_F(winner_cache_test, load_and_store_directly) {
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(path).replace_extension(".log")))
       << "no log text, no log file";
   const auto hit = cache.load(fn, hw, key{1});
-  ASSERT_TRUE(hit.entry.has_value()) << hit.problem;
-  EXPECT_EQ(hit.entry->winner, e.winner);
-  EXPECT_TRUE(hit.problem.empty());
+  ASSERT_TRUE(hit.found()) << hit.detail;
+  EXPECT_EQ(hit.value->winner, e.winner);
+  EXPECT_TRUE(hit.detail.empty());
   // Another function identity at the same root is another entry.
-  EXPECT_FALSE(cache.load({"gemm", "v2"}, hw, key{1}).entry.has_value());
+  EXPECT_EQ(cache.load({"gemm", "v2"}, hw, key{1}).status, load_status::missing);
   EXPECT_EQ(cache.list("gemm").size(), 1U);
+}
+
+namespace {
+
+// A valid entry of `fn` for key `k` on the test hardware, BLOCK=64 winning.
+cache_entry entry_for(const function_identity &fn, const key &k) {
+  cache_entry e;
+  e.function = fn;
+  e.key = k;
+  e.hardware = tunekit_test::test_hardware();
+  e.winner = config{{"BLOCK", 64}};
+  e.candidates = {{e.winner, candidate_status::ok, 0.5, {0.5, 0.5, 0.5, 0.5, 0.0}, ""}};
+  e.timestamp = "2026-01-01T00:00:00Z";
+  return e;
+}
+
+// Runs in `dir` as the working directory, then goes back.
+class working_directory {
+public:
+  explicit working_directory(const std::filesystem::path &dir)
+      : m_old(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~working_directory() { std::filesystem::current_path(m_old); }
+  working_directory(const working_directory &) = delete;
+  working_directory &operator=(const working_directory &) = delete;
+
+private:
+  std::filesystem::path m_old;
+};
+
+} // namespace
+
+TEST_F(winner_cache_test, write_file_atomically_accepts_a_bare_file_name) {
+  {
+    const working_directory here(dir.path());
+    tunekit::write_file_atomically("t.json", "{}\n");
+  }
+  EXPECT_EQ(tunekit_test::read_text(dir.path() / "t.json"), "{}\n");
+  EXPECT_EQ(files().size(), 1U);
+}
+
+TEST_F(winner_cache_test, read_validates_an_entry_by_its_path) {
+  const tunekit::winner_cache cache(dir.path());
+  const auto path = cache.store(entry_for({"gemm", "v1"}, key{1}), "log\n");
+
+  const auto hit = tunekit::winner_cache::read(path);
+  ASSERT_TRUE(hit.found()) << hit.detail;
+  EXPECT_EQ(hit.value->winner, (config{{"BLOCK", 64}}));
+  EXPECT_EQ(hit.path, path);
+
+  EXPECT_EQ(tunekit::winner_cache::read(dir.path() / "absent.json").status, load_status::missing);
+
+  // Copied under another name: valid JSON, but not the file its identity names.
+  const auto renamed = path.parent_path() / "renamed.json";
+  std::filesystem::copy_file(path, renamed);
+  const auto misnamed = tunekit::winner_cache::read(renamed);
+  EXPECT_EQ(misnamed.status, load_status::identity_mismatch);
+  EXPECT_TRUE(has(misnamed.detail, "is named renamed.json")) << misnamed.detail;
+  EXPECT_FALSE(misnamed.value.has_value());
+
+  tunekit_test::write_text(path, "{ truncated");
+  const auto bad = tunekit::winner_cache::read(path);
+  EXPECT_EQ(bad.status, load_status::invalid);
+  EXPECT_TRUE(bad.rejected());
+  EXPECT_TRUE(has(bad.detail, "not valid JSON")) << bad.detail;
+
+  const auto a_dir = dir.path() / "dir.json";
+  std::filesystem::create_directories(a_dir);
+  EXPECT_EQ(tunekit::winner_cache::read(a_dir).status, load_status::unreadable);
+}
+
+TEST_F(winner_cache_test, remove_deletes_the_entries_of_one_function_and_their_logs) {
+  const tunekit::winner_cache cache(dir.path());
+  const auto g1 = cache.store(entry_for({"gemm", "v1"}, key{1}), "log\n");
+  const auto g2 = cache.store(entry_for({"gemm", "v1"}, key{2}), "log\n");
+  const auto other = cache.store(entry_for({"other", "v1"}, key{1}), "log\n");
+  ASSERT_EQ(files().size(), 6U);
+
+  using path_set = std::set<std::filesystem::path>;
+  const auto removed = cache.remove("gemm");
+  EXPECT_EQ(path_set(removed.begin(), removed.end()), (path_set{g1, g2}));
+  auto other_log = other;
+  other_log.replace_extension(".log");
+  const auto left = files();
+  EXPECT_EQ(path_set(left.begin(), left.end()), (path_set{other, other_log}));
+  EXPECT_TRUE(cache.remove("gemm").empty());
+
+  EXPECT_EQ(cache.remove(), std::vector<std::filesystem::path>{other});
+  EXPECT_TRUE(files().empty());
+}
+
+TEST_F(winner_cache_test, a_stored_key_splits_into_input_and_pinned_values) {
+  const config pinned{{"num_warps", 8}, {"algo", "tiled"}};
+  const key stored = tunekit::stored_key(key{1024, "f32"}, pinned);
+  EXPECT_EQ(stored, (key{1024, "f32", "pinned num_warps", 8, "pinned algo", "tiled"}));
+
+  const auto parts = tunekit::split_stored_key(stored);
+  EXPECT_EQ(parts.input, (key{1024, "f32"}));
+  EXPECT_EQ(parts.pinned, pinned);
+  EXPECT_EQ(parts.pinned.begin()->name, "num_warps"); // in the order they were pinned
+
+  const auto plain = tunekit::split_stored_key(key{1024, "pinned"});
+  EXPECT_EQ(plain.input, (key{1024, "pinned"}));
+  EXPECT_TRUE(plain.pinned.empty());
+}
+
+TEST_F(winner_cache_test, a_tuner_stores_pinned_values_as_split_stored_key_reads_them) {
+  auto o = opts();
+  auto f = tunekit::autotune(
+      "gemm", block_space(), [](int n) { return key{n}; }, tunekit::keep_all{},
+      [](int, const config &) { return 0; }, std::move(o));
+  static_cast<void>(f.with({.allow_arg_overwrite = true, .pinned = config{{"num_warps", 8}}})(512));
+  const auto entries = tunekit::winner_cache(dir.path()).list("gemm");
+  ASSERT_EQ(entries.size(), 1U);
+  const auto e = tunekit::winner_cache::read(entries[0]);
+  ASSERT_TRUE(e.found()) << e.detail;
+  const auto parts = tunekit::split_stored_key(e.value->key);
+  EXPECT_EQ(parts.input, key{512});
+  EXPECT_EQ(parts.pinned, (config{{"num_warps", 8}}));
 }

@@ -70,7 +70,7 @@ TEST(Launcher, NoVariablesMeanOneProcess) {
   EXPECT_EQ(l, launcher_info{});
   EXPECT_FALSE(l.multi_rank());
   EXPECT_EQ(l.to_string(), "single process");
-  EXPECT_EQ(l.log_file_name(), "single.log");
+  EXPECT_EQ(l.log_file_name(), "rank-0.log");
 }
 
 TEST(Launcher, Torchrun) {

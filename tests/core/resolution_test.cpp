@@ -1,0 +1,195 @@
+// The resolution chain in one place: memory > cache > artifact > table > default > search, with
+// the provenance of every source, forced tuning, and a search among a lookup table's choices.
+// Each row sets up some sources, each holding a different config, and checks which one answers.
+
+#include "test_support.hpp"
+
+#include <tunekit/artifact.hpp>
+#include <tunekit/lookup_table.hpp>
+#include <tunekit/tunekit.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+using tunekit::config;
+using tunekit::config_space;
+using tunekit::key;
+using tunekit::source;
+using tunekit_test::log_capture;
+using tunekit_test::temp_dir;
+
+namespace {
+
+config_space space() {
+  return config_space::product({{"BLOCK", {64, 128, 256, 512, 1024, 2048}}});
+}
+
+// 512 is fastest; each step away in powers of two costs one more (a tie: both neighbours).
+double cost(const config &c, const key & /*k*/) {
+  return 1.0 + std::abs(std::log2(static_cast<double>(c.get_int("BLOCK"))) - 9.0);
+}
+// A cost under which 2048 wins: what the stored cache entry recorded.
+double cost_2048(const config &c, const key & /*k*/) {
+  return c.get_int("BLOCK") == 2048 ? 0.5 : 9.0;
+}
+
+// What each source holds: within a row, every one a different BLOCK.
+constexpr std::int64_t in_memory = 128;
+constexpr std::int64_t in_cache = 2048;
+constexpr std::int64_t in_artifact = 1024;
+constexpr std::int64_t in_table = 256; // one choice
+constexpr std::int64_t in_default = 64;
+constexpr std::int64_t searched = 512;
+constexpr std::int64_t table_pick = 128; // the faster of the table's two choices {64, 128}
+
+struct row {
+  const char *name;
+  bool memory, cache, artifact, table_one, table_two, with_default, always_tune;
+  std::int64_t expect;
+  source from;
+  std::size_t searches;
+};
+
+// clang-format off
+const row rows[] = {
+  //  name                       mem    cache  art    tab1   tab2   dflt   force  expect       from                    searches
+  {"memory_beats_all",           true,  true,  true,  true,  false, true,  false, in_memory,   source::memory,         0},
+  {"cache_beats_artifact",       false, true,  true,  true,  false, true,  false, in_cache,    source::cache,          0},
+  {"cache_beats_table_choices",  false, true,  false, false, true,  false, false, in_cache,    source::cache,          0},
+  {"artifact_beats_table",       false, false, true,  true,  false, true,  false, in_artifact, source::artifact,       0},
+  {"table_beats_default",        false, false, false, true,  false, true,  false, in_table,    source::table,          0},
+  {"table_choices_beat_default", false, false, false, false, true,  true,  false, table_pick,  source::table_search,   1},
+  {"default_beats_search",       false, false, false, false, false, true,  false, in_default,  source::default_config, 0},
+  {"search_when_nothing_answers",false, false, false, false, false, false, false, searched,    source::search,         1},
+  {"forced_tuning_skips_stored", false, true,  true,  true,  false, true,  true,  searched,    source::search,         1},
+};
+// clang-format on
+
+class resolution : public ::testing::TestWithParam<row> {
+protected:
+  [[nodiscard]] tunekit::tuner_options options(const row &r,
+                                               tunekit::simulated_measurer::cost_function c) {
+    auto o = tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(c),
+                                   log);
+    o.env->always_tune = r.always_tune;
+    o.env->artifact_dir = artifacts.path();
+    o.artifact_name = "scale";
+    auto table = std::make_shared<tunekit::lookup_table>();
+    const std::string tk =
+        tunekit::table_key(tunekit_test::test_hardware().name, key{4096}, "", "scale");
+    if (r.table_one) {
+      table->add(tk, {config{{"BLOCK", in_table}}, ""});
+    }
+    if (r.table_two) {
+      table->add(tk, {config{{"BLOCK", 64}}, ""});
+      table->add(tk, {config{{"BLOCK", 128}}, ""});
+    }
+    o.lookup_table = table;
+    return o;
+  }
+  static auto make(tunekit::tuner_options o) {
+    return tunekit::autotune(
+        "scale", space(), [](int n) { return key{n}; }, tunekit::keep_all{},
+        [](int /*n*/, const config &c) { return c.get_int("BLOCK"); }, std::move(o));
+  }
+
+  temp_dir cache;
+  temp_dir artifacts;
+  log_capture log;
+};
+
+TEST_P(resolution, the_first_source_that_answers_wins_and_is_named) {
+  const row &r = GetParam();
+  if (r.cache) { // a stored winner of 2048 for this function, hardware and key
+    auto seed = make(options(row{}, cost_2048));
+    ASSERT_EQ(seed(4096), in_cache);
+  }
+  if (r.artifact) {
+    tunekit::artifact a;
+    a.name = "scale";
+    a.key = key{4096};
+    a.device = tunekit::device_identity::of(tunekit_test::test_hardware());
+    a.config = config{{"BLOCK", in_artifact}};
+    static_cast<void>(tunekit::store_artifact(artifacts.path(), a));
+  }
+  auto f = make(options(r, cost));
+  if (r.memory) {
+    f.tuner().remember(key{4096}, config{{"BLOCK", in_memory}});
+  }
+  if (r.with_default) {
+    auto g = f.with_default([](int) { return config{{"BLOCK", in_default}}; });
+    EXPECT_EQ(g(4096), r.expect);
+  } else {
+    EXPECT_EQ(f(4096), r.expect);
+  }
+  EXPECT_EQ(f.tuner().last_source(), r.from) << tunekit::to_string(f.tuner().last_source());
+  EXPECT_EQ(f.tuner().searches(), r.searches);
+  // The answer is remembered: the next call is served from memory with the same config.
+  EXPECT_EQ(f(4096), r.expect);
+  EXPECT_EQ(f.tuner().last_source(), source::memory);
+}
+
+INSTANTIATE_TEST_SUITE_P(chain, resolution, ::testing::ValuesIn(rows),
+                         [](const auto &p) { return std::string(p.param.name); });
+
+TEST(resolution_provenance, a_search_among_table_choices_measures_only_them) {
+  temp_dir cache;
+  log_capture log;
+  auto meas = std::make_shared<tunekit::simulated_measurer>(cost);
+  auto o = tunekit_test::options(cache.path(), meas, log);
+  auto table = std::make_shared<tunekit::lookup_table>();
+  const std::string tk = tunekit::table_key("", key{4096}, "", "scale");
+  table->add(tk, {config{{"BLOCK", 64}}, ""});
+  table->add(tk, {config{{"BLOCK", 2048}}, ""});
+  o.lookup_table = table;
+  auto f = tunekit::autotune(
+      "scale", space(), [](int n) { return key{n}; }, tunekit::keep_all{},
+      [](int /*n*/, const config &c) { return c.get_int("BLOCK"); }, o);
+  EXPECT_EQ(f(4096), 2048); // cost 3 against 64's cost 4
+  EXPECT_EQ(f.tuner().last_source(), source::table_search);
+  EXPECT_EQ(meas->candidates_measured(), 2U);
+  const auto entry = f.tuner().last_search();
+  ASSERT_TRUE(entry.has_value());
+  std::size_t pruned = 0;
+  for (const auto &c : entry->candidates) {
+    pruned += c.status == tunekit::candidate_status::pruned ? 1 : 0;
+  }
+  EXPECT_EQ(pruned, space().size() - 2);
+  EXPECT_EQ(tunekit::to_string(source::table_search), "table_search");
+}
+
+TEST(resolution_provenance, a_cache_hit_says_nothing_about_the_table) {
+  temp_dir cache;
+  log_capture log;
+  auto o = tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(cost),
+                                 log);
+  auto table = std::make_shared<tunekit::lookup_table>();
+  const std::string tk = tunekit::table_key("", key{4096}, "", "scale");
+  table->add(tk, {config{{"BLOCK", 4}}, ""}); // not a config of the space: dropped with a warning
+  table->add(tk, {config{{"BLOCK", 64}}, ""});
+  o.lookup_table = table;
+  auto make = [&] {
+    return tunekit::autotune(
+        "scale", space(), [](int n) { return key{n}; }, tunekit::keep_all{},
+        [](int /*n*/, const config &c) { return c.get_int("BLOCK"); }, o);
+  };
+  {
+    auto f = make();
+    o.lookup_table = nullptr;
+    auto plain = make();
+    EXPECT_EQ(plain(4096), searched); // stores the winner
+  }
+  o.lookup_table = table;
+  log.clear();
+  auto f = make();
+  EXPECT_EQ(f.with({.verbose = true})(4096), searched);
+  EXPECT_EQ(f.tuner().last_source(), source::cache);
+  EXPECT_EQ(log.dump().find("lookup table"), std::string::npos) << log.dump();
+}
+
+} // namespace
