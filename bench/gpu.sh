@@ -44,7 +44,10 @@ if ! step build cmake --build "$build" -j "$jobs"; then
   say "full build failed; building the CUDA targets alone"
   step build_cuda cmake --build "$build" -j "$jobs" --target tunekit_cuda_unit_tests \
     tunekit_cuda_gpu_tests cuda_scale cuda_gemm tunekit_cuda_bench_hot_path \
-    tunekit_cuda_bench_scale tunekit_cuda_bench_gemm tunekit_cuda_bench_contextual || exit 1
+    tunekit_cuda_bench_scale tunekit_cuda_bench_gemm tunekit_cuda_bench_contextual \
+    tunekit_cuda_rtc_tests tunekit_cuda_rtc_gemm_tests tunekit_cuda_rtc_gemm_emulation_tests \
+    tunekit_cuda_rtc_gpu_tests cuda_gemm_rtc tunekit_cuda_bench_rtc_hot_path \
+    tunekit_cuda_bench_gemm_rtc || exit 1
 fi
 
 step ctest_gpu ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300
@@ -73,7 +76,20 @@ done
 
 step contextual "$bin/tunekit_cuda_bench_contextual" --out "$out/contextual.json"
 
+# Runtime-compiled kernels (docs/runtime_compilation.md; their tests ran in ctest_gpu above): the
+# hot path of a tuned runtime_kernel beside a plain cuLaunchKernel; the example on one shape; the
+# Xgemm GEMM at 4096^3 over CLBlast's space with a cold and a warm compile cache, and Triton's
+# autotuner on an fp32 matmul space. TUNEKIT_RTC_GEMM_LIMIT: configs tuned, spread over the
+# 17,956 of the space (default 2000; 0: all, whose cold compile wants many cores).
+step rtc_hot_path "$bin/tunekit_cuda_bench_rtc_hot_path" --out "$out/rtc_hot_path.json"
+step rtc_example "$build/examples/cuda/cuda_gemm_rtc" --sizes 1024 --limit 300
+step gemm_rtc "$bin/tunekit_cuda_bench_gemm_rtc" --limit "${TUNEKIT_RTC_GEMM_LIMIT:-2000}" \
+  --out "$out/gemm_rtc.json"
+step triton_gemm env PYTHONUNBUFFERED=1 python3 "$root/bench/cuda/triton_gemm_rtc.py" \
+  --out "$out/triton_gemm.json"
+
 python3 "$root/bench/cuda/summarize.py" "$out" || status=1
+python3 "$root/bench/cuda/summarize_rtc.py" "$out" || status=1
 # Contextual tuning (issue: in-context vs isolated winner), after the main table.
 [ -f "$out/logs/contextual.log" ] && tail -n 5 "$out/logs/contextual.log"
 exit $status

@@ -12,6 +12,7 @@
 //   ./tunekit_cuda_bench_hot_path [--out results.json]
 
 #include "device_array.hpp"
+#include "paired_timing.hpp"
 #include "scale_space.hpp"
 
 #include <tunekit/cuda/cuda.hpp>
@@ -31,50 +32,10 @@
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-template <class T> void keep(const T &v) { asm volatile("" : : "g"(&v) : "memory"); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Times batches of `batch` calls of each function in turn (the first one of a round moves along
-// each round), draining with `drain` after every batch, outside the timed region; returns the ns
-// per call of every batch, by function and round.
-template <class D, class... F>
-std::array<std::vector<double>, sizeof...(F)> interleave(D &&drain, int rounds, int batch,
-                                                         F &...fns) {
-  constexpr std::size_t count = sizeof...(F);
-  std::array<std::vector<double>, count> times;
-  auto time = [&](auto &f) {
-    const auto t0 = clock_type::now();
-    for (int i = 0; i < batch; ++i) {
-      f();
-    }
-    const auto t1 = clock_type::now();
-    drain();
-    return std::chrono::duration<double, std::nano>(t1 - t0).count() / batch;
-  };
-  for (int r = 0; r < rounds; ++r) {
-    for (std::size_t slot = 0; slot < count; ++slot) {
-      const std::size_t which = (slot + static_cast<std::size_t>(r)) % count;
-      std::size_t i = 0;
-      ((i++ == which ? times[which].push_back(time(fns)) : void()), ...);
-    }
-  }
-  return times;
-}
-
-// Median of the per-round differences b - a: drift over the run (clocks, other load) cancels.
-double paired_added(const std::vector<double> &a, const std::vector<double> &b) {
-  std::vector<double> d(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    d[i] = b[i] - a[i];
-  }
-  return median(d);
-}
+using bench::interleave;
+using bench::keep;
+using bench::median;
+using bench::paired_added;
 
 [[gnu::noinline]] void dispatch_only(const float *x, float *y, float alpha, std::int64_t n,
                                      cudaStream_t stream, const tunekit::config &c) {
@@ -116,6 +77,27 @@ int main(int argc, char **argv) {
   const int block = static_cast<int>(winner.get_int("BLOCK"));
   const int threads = static_cast<int>(winner.get_int("threads"));
 
+  // The same kernel with its sizes decoded once into a struct (tunekit::decoded): a resolved call
+  // reads no config field by name.
+  struct sizes {
+    int block;
+    int threads;
+  };
+  auto tuned_decoded = tunekit::autotune(
+      "bench.cuda_hot_path_decoded", example::scale_space(), example::scale_key,
+      example::scale_prune,
+      tunekit::decoded{[](const tunekit::config &c) {
+                         return sizes{static_cast<int>(c.get_int("BLOCK")),
+                                      static_cast<int>(c.get_int("threads"))};
+                       },
+                       [](const float *xs, float *ys, float a, std::int64_t len, cudaStream_t s,
+                          const sizes &z) {
+                         TUNEKIT_CUDA_CHECK(
+                             example::launch_scale(xs, ys, a, len, z.block, z.threads, s));
+                       }},
+      options);
+  tuned_decoded(x.get(), y.get(), 2.5f, n, stream);
+
   auto drain = [&] { TUNEKIT_CUDA_CHECK(cudaStreamSynchronize(stream)); };
   // The same kernel launched three ways: with the winner's sizes written in; through the same
   // launcher `example::scale` with the config passed by hand (the config-as-argument design, no
@@ -125,6 +107,7 @@ int main(int argc, char **argv) {
   };
   auto with_config = [&] { example::scale(x.get(), y.get(), 2.5f, n, stream, winner); };
   auto via_tunekit = [&] { tuned(x.get(), y.get(), 2.5f, n, stream); };
+  auto via_tunekit_decoded = [&] { tuned_decoded(x.get(), y.get(), 2.5f, n, stream); };
   // Where the added time goes: the same launcher reading the winner from where tunekit keeps it
   // (a heap node, not a stack copy), and the lookup alone followed by the stack copy.
   const tunekit::config *stored = tuned.tuner().find(tunekit::key{n});
@@ -141,6 +124,8 @@ int main(int argc, char **argv) {
   const auto launch2 = interleave(drain, rounds, batch, direct, with_config, via_tunekit);
   const auto parts =
       interleave(drain, rounds, batch, with_config, with_stored_config, lookup_then_config);
+  const auto decoded = interleave(drain, rounds, batch, direct, via_tunekit_decoded);
+  const auto decoded2 = interleave(drain, rounds, batch, direct, via_tunekit_decoded);
 
   auto tuned_dispatch = tunekit::autotune("bench.cuda_hot_path_dispatch", example::scale_space(),
                                           example::scale_key, example::scale_prune, dispatch_only,
@@ -168,6 +153,9 @@ int main(int argc, char **argv) {
       {"launch_added_over_config_us_repeat", paired_added(launch2[1], launch2[2]) / 1e3},
       {"launch_stored_config_over_config_us", paired_added(parts[0], parts[1]) / 1e3},
       {"launch_lookup_over_config_us", paired_added(parts[0], parts[2]) / 1e3},
+      {"launch_tuned_decoded_us", median(decoded[1]) / 1e3},
+      {"launch_decoded_added_us", paired_added(decoded[0], decoded[1]) / 1e3},
+      {"launch_decoded_added_us_repeat", paired_added(decoded2[0], decoded2[1]) / 1e3},
       {"dispatch_direct_ns", median(dispatch[0])},
       {"dispatch_tuned_ns", median(dispatch[1])},
       {"dispatch_added_us", paired_added(dispatch[0], dispatch[1]) / 1e3},

@@ -39,19 +39,6 @@ std::vector<int> parse_sizes(const char *text) {
   return out;
 }
 
-// Every stride-th config, so that a limited run still covers the whole space.
-std::vector<tunekit::config> thin(std::vector<tunekit::config> configs, std::size_t limit) {
-  if (limit == 0 || configs.size() <= limit) {
-    return configs;
-  }
-  std::vector<tunekit::config> out;
-  const double stride = static_cast<double>(configs.size()) / static_cast<double>(limit);
-  for (std::size_t i = 0; i < limit; ++i) {
-    out.push_back(configs[static_cast<std::size_t>(static_cast<double>(i) * stride)]);
-  }
-  return out;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -107,7 +94,7 @@ int main(int argc, char **argv) {
       tunekit::cuda::poison(c.get(), c.bytes(), stream);
 
       // The candidates of this shape: the space the tuner measures, and what it compiles ahead.
-      const auto candidates = thin(example::xgemm_candidates(full, m, n, k), limit);
+      const auto candidates = example::spread(example::xgemm_candidates(full, m, n, k), limit);
       auto options = tunekit::cuda::make_tuner_options({.stream = stream});
       options.version = program->digest(); // an edit of the kernel retunes
       // A limited space is another tuner: its winners must not answer for the whole space.

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -131,6 +132,21 @@ inline std::vector<tunekit::config> xgemm_candidates(const tunekit::config_space
     if (xgemm_fits(c, m, n, k)) {
       out.push_back(c);
     }
+  }
+  return out;
+}
+
+/// Every (size / limit)-th config, so that a limited run still spans the whole space; all of
+/// them when `limit` is 0 or not smaller than the list.
+inline std::vector<tunekit::config> spread(const std::vector<tunekit::config> &configs,
+                                           std::size_t limit) {
+  if (limit == 0 || configs.size() <= limit) {
+    return configs;
+  }
+  std::vector<tunekit::config> out;
+  const double stride = static_cast<double>(configs.size()) / static_cast<double>(limit);
+  for (std::size_t i = 0; i < limit; ++i) {
+    out.push_back(configs[static_cast<std::size_t>(static_cast<double>(i) * stride)]);
   }
   return out;
 }

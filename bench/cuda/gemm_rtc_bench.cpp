@@ -1,0 +1,282 @@
+// The runtime-compiled GEMM over CLBlast's Xgemm space at 4096^3: tuned exhaustively with a cold
+// compile cache (every config compiled by NVRTC on all cores while the GPU measures), then with
+// the warm cache (nothing compiled); wall time split into compile and measure; the compile
+// speed-up of the pool over one thread; the winner against cuBLAS fp32. Every candidate is checked
+// against cuBLAS.
+//
+//   ./tunekit_cuda_bench_gemm_rtc [--size 4096] [--space clblast|extended] [--limit N]
+//       [--warmup 1] [--runs 3] [--threads 0] [--speedup-configs 64] [--warm compile|full]
+//       [--cache-dir DIR] [--out gemm_rtc.json]
+//
+//   --limit N            tune every (candidates / N)-th config only; 0 (default): all of them
+//   --warm compile       the warm run prepares and loads every candidate from the compile cache
+//                        (what a second process does before it measures); full: tunes again
+//   --cache-dir DIR      compile cache root for the cold and warm runs (default: a fresh
+//                        temporary directory, removed at the end)
+
+#include "cublas_reference.hpp"
+#include "device_array.hpp"
+#include "gemm_rtc_cublas.hpp"
+#include "gemm_rtc_space.hpp"
+#include "scale_kernel.hpp"
+#include "time_runs.hpp"
+
+#include <tunekit/cuda/cuda.hpp>
+#include <tunekit/cuda/rtc.hpp>
+#include <tunekit/tunekit.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+nlohmann::json summary_json(const tunekit::cuda::compile_summary &s) {
+  return {{"configs", s.configs},       {"compiled", s.compiled}, {"cache_hits", s.cache_hits},
+          {"failed", s.failed},         {"compile_cpu_s", s.compile_ms / 1e3},
+          {"wait_for_compile_s", s.wait_ms / 1e3}};
+}
+
+// Wall time of compiling `configs` (no cache) with `threads` compile threads.
+double compile_wall_s(const tunekit::cuda::kernel_definition &def,
+                      const std::vector<tunekit::config> &configs, unsigned threads) {
+  tunekit::cuda::kernel_program p(
+      def, tunekit::cuda::compile_options{.use_cache = false, .threads = threads});
+  static_cast<void>(p.target()); // the device query is not compile time
+  const auto t0 = clock_type::now();
+  p.prepare(configs);
+  for (const auto &c : configs) {
+    try {
+      static_cast<void>(p.compile(c));
+    } catch (const tunekit::error &) {
+      // counted as failed in the summary; same work on both sides
+    }
+  }
+  return seconds_since(t0);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int size = 4096;
+  auto kind = example::xgemm_space_kind::clblast;
+  std::size_t limit = 0;
+  int warmup = 1;
+  int runs = 3;
+  unsigned threads = 0;
+  std::size_t speedup_configs = 64;
+  bool warm_full = false;
+  std::string cache_arg;
+  std::string out_path;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string opt = argv[i];
+    const char *v = argv[i + 1];
+    if (opt == "--size") {
+      size = std::atoi(v);
+    } else if (opt == "--space") {
+      kind = std::strcmp(v, "extended") == 0 ? example::xgemm_space_kind::extended
+                                             : example::xgemm_space_kind::clblast;
+    } else if (opt == "--limit") {
+      limit = static_cast<std::size_t>(std::atol(v));
+    } else if (opt == "--warmup") {
+      warmup = std::atoi(v);
+    } else if (opt == "--runs") {
+      runs = std::atoi(v);
+    } else if (opt == "--threads") {
+      threads = static_cast<unsigned>(std::atoi(v));
+    } else if (opt == "--speedup-configs") {
+      speedup_configs = static_cast<std::size_t>(std::atol(v));
+    } else if (opt == "--warm") {
+      warm_full = std::strcmp(v, "full") == 0;
+    } else if (opt == "--cache-dir") {
+      cache_arg = v;
+    } else if (opt == "--out") {
+      out_path = v;
+    }
+  }
+  if (!tunekit::cuda::device_available()) {
+    std::puts("no CUDA device visible");
+    return 0;
+  }
+  const unsigned cores = threads > 0 ? threads : std::max(1U, std::thread::hardware_concurrency());
+  std::filesystem::path cache_dir = cache_arg;
+  const bool own_cache = cache_arg.empty();
+  if (own_cache) {
+    cache_dir = std::filesystem::temp_directory_path() /
+                ("tunekit-gemm-rtc-" + std::to_string(::getpid()));
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(cache_dir / "kernels", ec); // cold
+
+  try {
+    const int m = size;
+    const int n = size;
+    const int k = size;
+    const auto elems = static_cast<std::size_t>(size) * static_cast<std::size_t>(size);
+    const double flops = 2.0 * m * static_cast<double>(n) * k;
+    auto tflops = [&](double ms) { return flops / (ms * 1e-3) / 1e12; };
+    const example::stream owned_stream;
+    cudaStream_t stream = owned_stream.get();
+    const example::device_array<float> a(elems);
+    const example::device_array<float> b(elems);
+    const example::device_array<float> c(elems);
+    const example::device_array<float> c_ref(elems);
+    TUNEKIT_CUDA_CHECK(example::fill_uniform(a.get(), static_cast<std::int64_t>(elems), 5, stream));
+    TUNEKIT_CUDA_CHECK(example::fill_uniform(b.get(), static_cast<std::int64_t>(elems), 6, stream));
+    const example::cublas_handle cublas(stream);
+    example::xgemm_reference(cublas, a.get(), b.get(), c_ref.get(), m, n, k);
+    tunekit::cuda::poison(c.get(), c.bytes(), stream);
+    TUNEKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+    const auto def = example::xgemm_definition(TUNEKIT_GEMM_RTC_SOURCE);
+    const tunekit::config_space full = example::xgemm_space(kind);
+    const auto candidates = example::spread(example::xgemm_candidates(full, m, n, k), limit);
+
+    nlohmann::json j;
+    j["size"] = size;
+    j["hardware"] = tunekit::cuda::device_hardware().to_string();
+    j["dependencies"] = tunekit::cuda::dependencies();
+    j["nvrtc"] = tunekit::cuda::nvrtc_version();
+    j["space"] = kind == example::xgemm_space_kind::clblast ? "clblast" : "extended";
+    j["space_size"] = full.size();
+    j["candidates"] = candidates.size();
+    j["policy"] = {{"warmup", warmup}, {"runs", runs}};
+    j["compile_threads"] = cores;
+    std::printf("space %s: %zu configs, %zu candidates at %d^3, %u compile threads\n",
+                j["space"].get<std::string>().c_str(), full.size(), candidates.size(), size,
+                cores);
+
+    // (1) The pool against one thread, on a spread of the candidates, without the cache.
+    const auto sample = example::spread(candidates, speedup_configs);
+    const double one = compile_wall_s(def, sample, 1);
+    const double pool = compile_wall_s(def, sample, cores);
+    j["pool"] = {{"configs", sample.size()},
+                 {"one_thread_s", one},
+                 {"pool_s", pool},
+                 {"speedup", one / pool},
+                 {"speedup_per_core", one / pool / cores},
+                 {"goal_speedup_per_core", 0.7}};
+    std::printf("compile %zu configs: 1 thread %.1f s, %u threads %.1f s: %.1fx (%.2f x cores)\n",
+                sample.size(), one, cores, pool, one / pool, one / pool / cores);
+
+    // (2) Tuning with a cold compile cache, then (3) a warm one.
+    auto tune = [&](const char *label, bool measure) {
+      const auto cache = std::make_shared<const tunekit::cuda::kernel_cache>(cache_dir);
+      auto program = std::make_shared<tunekit::cuda::kernel_program>(
+          def, tunekit::cuda::compile_options{.cache = cache, .threads = cores});
+      static_cast<void>(program->target());
+      auto xgemm = example::make_xgemm(program);
+      nlohmann::json r;
+      const auto t0 = clock_type::now();
+      xgemm.prepare(candidates);
+      if (!measure) {
+        // What a second process does before measuring: every candidate ready to launch.
+        std::size_t failed = 0;
+        for (const auto &cand : candidates) {
+          try {
+            static_cast<void>(program->load(cand));
+          } catch (const tunekit::error &) {
+            ++failed;
+          }
+        }
+        r["wall_s"] = seconds_since(t0);
+        r["compile"] = summary_json(program->summary());
+        std::printf("%s: %zu candidates loaded in %.1f s (%zu compiled, %zu from the cache)\n",
+                    label, candidates.size(), r["wall_s"].get<double>(),
+                    program->summary().compiled, program->summary().cache_hits);
+        return r;
+      }
+      auto options = tunekit::cuda::make_tuner_options({.stream = stream});
+      options.use_disk_cache = false;
+      options.env = tunekit::environment{};
+      options.policy.warmup = warmup;
+      options.policy.runs = runs;
+      options.version = program->digest();
+      auto tuned = tunekit::autotune(std::string("bench.gemm_rtc.") + label,
+                                     tunekit::config_space(candidates), example::xgemm_key,
+                                     example::xgemm_prune, xgemm, options)
+                       .with_check([&](const float *, const float *, float *out, int, int, int,
+                                       cudaStream_t s, const tunekit::config &) {
+                         const bool ok =
+                             tunekit::cuda::compare(out, c_ref.get(), elems, s).within(1e-4);
+                         tunekit::cuda::poison(out, elems * sizeof(float), s);
+                         return ok;
+                       });
+      tuned(a.get(), b.get(), c.get(), m, n, k, stream);
+      TUNEKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+      const double wall = seconds_since(t0);
+      const auto s = program->summary();
+      const auto e = tuned.tuner().last_search();
+      std::size_t ok = 0;
+      std::size_t failed = 0;
+      std::size_t wrong = 0;
+      for (const auto &cand : e->candidates) {
+        ok += cand.status == tunekit::candidate_status::ok ? 1 : 0;
+        failed += cand.status == tunekit::candidate_status::failed ? 1 : 0;
+        wrong += cand.status == tunekit::candidate_status::wrong_result ? 1 : 0;
+      }
+      const auto &w = e->candidates[e->winner_index];
+      r["wall_s"] = wall;
+      r["wait_for_compile_s"] = s.wait_ms / 1e3;
+      r["measure_s"] = wall - s.wait_ms / 1e3;
+      r["compile"] = summary_json(s);
+      r["valid"] = ok;
+      r["failed"] = failed;
+      r["wrong"] = wrong;
+      r["winner"] = w.config.to_string();
+      r["winner_ms"] = w.time_ms;
+      std::printf("%s: %.1f s = %.1f s waiting for compiles + %.1f s measuring; compiled %zu, "
+                  "cache hits %zu, compile failures %zu; %zu valid, %zu failed, %zu wrong\n",
+                  label, wall, s.wait_ms / 1e3, wall - s.wait_ms / 1e3, s.compiled, s.cache_hits,
+                  s.failed, ok, failed, wrong);
+      std::printf("  winner [%s]: %.3f ms (%.1f TFLOP/s)\n", w.config.to_string().c_str(),
+                  w.time_ms, tflops(w.time_ms));
+      // The winner against cuBLAS, with the same timer.
+      auto run_winner = [&] { xgemm(a.get(), b.get(), c.get(), m, n, k, stream, w.config); };
+      auto run_cublas = [&] {
+        example::xgemm_reference(cublas, a.get(), b.get(), c.get(), m, n, k);
+      };
+      const auto ws = bench::time_runs(stream, run_winner, 10, 50);
+      const auto cs = bench::time_runs(stream, run_cublas, 10, 50);
+      r["winner_tflops"] = tflops(ws.mean);
+      r["cublas_tflops"] = tflops(cs.mean);
+      r["winner_vs_cublas"] = cs.mean / ws.mean;
+      std::printf("  winner %.1f TFLOP/s, cuBLAS fp32 %.1f TFLOP/s: %.1f%% (goal >= 95%%)\n",
+                  tflops(ws.mean), tflops(cs.mean), 100.0 * cs.mean / ws.mean);
+      return r;
+    };
+    j["cold"] = tune("cold", true);
+    j["warm"] = tune("warm", warm_full);
+    j["warm"]["mode"] = warm_full ? "full" : "compile";
+    j["goals"] = {{"winner_vs_cublas", 0.95}, {"warm_compiled", 0}};
+    if (own_cache) {
+      std::filesystem::remove_all(cache_dir, ec);
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    if (!out_path.empty()) {
+      std::ofstream(out_path) << j.dump(2) << "\n";
+    }
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tunekit_cuda_bench_gemm_rtc: %s\n", e.what());
+    if (own_cache) {
+      std::filesystem::remove_all(cache_dir, ec);
+    }
+    return 1;
+  }
+}

@@ -1,0 +1,64 @@
+"""Prints the runtime-compilation figures of a bench/gpu.sh run as a short table.
+
+    python3 summarize_rtc.py OUT_DIR
+"""
+
+import json
+import os
+import sys
+
+
+def load(out, name):
+    path = os.path.join(out, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def main():
+    out = sys.argv[1]
+    hot = load(out, "rtc_hot_path.json")
+    gemm = load(out, "gemm_rtc.json")
+    tri = load(out, "triton_gemm.json")
+    rows = []
+    if hot:
+        rows.append(("runtime_kernel launch added over cuLaunchKernel",
+                     f"{hot['runtime_kernel_added_us']:.3f} / {hot['runtime_kernel_added_us_repeat']:.3f} us",
+                     "<= 0.05 us"))
+        rows.append(("tuned runtime_kernel launch added over cuLaunchKernel",
+                     f"{hot['tuned_added_us']:.3f} / {hot['tuned_added_us_repeat']:.3f} us", "<= 0.05 us"))
+    if gemm:
+        cold, warm, pool = gemm["cold"], gemm["warm"], gemm["pool"]
+        rows.append(("Xgemm space / candidates tuned",
+                     f"{gemm['space_size']} / {gemm['candidates']} at {gemm['size']}^3", ""))
+        rows.append(("cold: wall = waiting for compiles + measuring",
+                     f"{cold['wall_s']:.1f} s = {cold['wait_for_compile_s']:.1f} + {cold['measure_s']:.1f} s"
+                     f" ({cold['compile']['compiled']} compiled, {cold['compile']['failed']} failed)", ""))
+        rows.append(("warm: compiled / from the compile cache",
+                     f"{warm['compile']['compiled']} / {warm['compile']['cache_hits']} in {warm['wall_s']:.1f} s"
+                     f" ({warm['mode']})", "0 compiled"))
+        rows.append(("compile pool over one thread",
+                     f"{pool['speedup']:.1f}x on {gemm['compile_threads']} threads"
+                     f" ({pool['speedup_per_core']:.2f} x cores)", ">= 0.7 x cores"))
+        rows.append(("winner / cuBLAS fp32",
+                     f"{cold['winner_tflops']:.1f} / {cold['cublas_tflops']:.1f} TFLOP/s"
+                     f" ({100 * cold['winner_vs_cublas']:.1f}%)", ">= 95%"))
+    if tri:
+        rows.append(("Triton autotuner: space, tune cold / warm",
+                     f"{tri['space_size']} configs, {tri['tune_cold_s']:.1f} / {tri['tune_warm_s']:.1f} s", ""))
+        rows.append(("Triton winner / cuBLAS fp32",
+                     f"{tri['winner_tflops']:.1f} / {tri['cublas_tflops']:.1f} TFLOP/s"
+                     f" ({100 * tri['winner_vs_cublas']:.1f}%)", ""))
+    if not rows:
+        print("no runtime-compilation results in", out)
+        return 1
+    width = max(len(r[0]) for r in rows)
+    print("\nruntime-compiled kernels")
+    for name, value, goal in rows:
+        print(f"  {name:<{width}}  {value}" + (f"   (goal {goal})" if goal else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
