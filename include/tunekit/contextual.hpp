@@ -155,13 +155,11 @@ private:
     const key k = m_tuned.key_of(std::as_const(args)...);
     const auto p = ctx.plan_launch(m_tuned.tuner(), k);
     if (!p.timed) {
-      return std::invoke(m_tuned.function(), args..., *p.cfg);
+      return m_tuned.invoke_with(*p.cfg, args...);
     }
-    using result = std::invoke_result_t<const Fn &, Args &..., const config &>;
+    using result = decltype(m_tuned.invoke_with(*p.cfg, args...));
     detail::result_holder<result> out;
-    auto once = [&]() -> decltype(auto) {
-      return std::invoke(m_tuned.function(), args..., *p.cfg);
-    };
+    auto once = [&]() -> decltype(auto) { return m_tuned.invoke_with(*p.cfg, args...); };
     auto run = [&] { out.run(once); };
     if (ctx.measure_launch(p, run)) {
       return out.take();
@@ -170,7 +168,7 @@ private:
     if (fallback == nullptr) {
       throw detail::abandon_run{};
     }
-    return std::invoke(m_tuned.function(), args..., *fallback);
+    return m_tuned.invoke_with(*fallback, args...);
   }
 
   tuned_function<Fn, KeyFn, keep_all> m_tuned;

@@ -13,6 +13,7 @@
 #include <tunekit/communicator.hpp>
 #include <tunekit/config_space.hpp>
 #include <tunekit/detail/function_ref.hpp>
+#include <tunekit/detail/winner.hpp>
 #include <tunekit/environment.hpp>
 #include <tunekit/hardware.hpp>
 #include <tunekit/key.hpp>
@@ -149,7 +150,12 @@ public:
   /// The in-process winner of `k`, or nullptr. `hot` is the call path of `tuned_function`: a hit
   /// is recorded as the last source (memory), and when every call is verbose (`TUNEKIT_VERBOSE`)
   /// it returns nullptr so that `resolve` reports the hit.
-  [[nodiscard]] const config *find(const key &k, bool hot = false) const noexcept;
+  [[nodiscard]] const config *find(const key &k, bool hot = false) const noexcept {
+    const detail::winner *w = find_winner(k, hot);
+    return w != nullptr ? &w->cfg : nullptr;
+  }
+  /// The same lookup, giving the stored winner (with its decoded form, see `tunekit::decoded`).
+  [[nodiscard]] const detail::winner *find_winner(const key &k, bool hot = false) const noexcept;
 
   /// Full resolution of `k` (memory, cache, artifact, lookup table, default, search; see
   /// docs/function_tuner.md). `default_fn`, when given, answers after the artifact and the table.
@@ -214,6 +220,31 @@ struct no_check {
 /// Marks a tuned function without a default function.
 struct no_default {};
 
+/// A tuned function that takes its config decoded into the caller's own type: `decode(const
+/// config&) -> P` runs once per measured candidate and once per resolved winner, and `fn(args...,
+/// const P&)` is called with it, so a resolved call reads no config field by name.
+///
+/// \code
+/// struct sizes { int block, threads; };
+/// auto tuned = tunekit::autotune("scale", space, key_fn, prune_fn,
+///     tunekit::decoded{[](const tunekit::config& c) {
+///                        return sizes{int(c.get_int("BLOCK")), int(c.get_int("threads"))}; },
+///                      [](const float* x, float* y, std::int64_t n, const sizes& s) {
+///                        launch_scale(x, y, n, s.block, s.threads); }});
+/// \endcode
+template <class Decode, class Fn> struct decoded {
+  Decode decode;
+  Fn fn;
+};
+template <class Decode, class Fn> decoded(Decode, Fn) -> decoded<Decode, Fn>;
+
+namespace detail {
+template <class T> struct is_decoded : std::false_type {};
+template <class D, class F> struct is_decoded<decoded<D, F>> : std::true_type {};
+/// One address per type: tags a decoded winner with its type.
+template <class T> inline constexpr char type_tag = 0;
+} // namespace detail
+
 /// The callable `autotune` returns: `fn(args..., config)` with the config resolved per key.
 template <class Fn, class KeyFn, class PruneFn, class CheckFn = no_check,
           class DefaultFn = no_default>
@@ -258,6 +289,15 @@ public:
   /// The wrapped function.
   [[nodiscard]] const Fn &function() const noexcept { return m_fn; }
 
+  /// Calls the wrapped function with `c` (decoded first for a `tunekit::decoded` function).
+  template <class... Args> decltype(auto) invoke_with(const config &c, Args &...args) const {
+    if constexpr (detail::is_decoded<Fn>::value) {
+      return std::invoke(m_fn.fn, args..., m_fn.decode(c));
+    } else {
+      return std::invoke(m_fn, args..., c);
+    }
+  }
+
   /// The key of these arguments; an exception of key_fn becomes a `tunekit::error` naming the
   /// tuner.
   template <class... Args> [[nodiscard]] key key_of(const Args &...args) const {
@@ -271,34 +311,45 @@ public:
   template <class... Args> decltype(auto) call(const call_options &o, Args &...args) {
     if (!o.autotune) [[unlikely]] {
       if (o.pinned.empty()) {
-        return std::invoke(m_fn, args..., m_tuner->space()[0]);
+        return invoke_with(m_tuner->space()[0], args...);
       }
       const config c = m_tuner->disabled_config(o);
-      return std::invoke(m_fn, args..., c);
+      return invoke_with(c, args...);
     }
     const key k = key_of(std::as_const(args)...);
     if (o.pinned.empty() && !o.verbose) [[likely]] {
-      if (const config *c = m_tuner->find(k, true)) [[likely]] {
-        return std::invoke(m_fn, args..., *c);
+      if (const detail::winner *w = m_tuner->find_winner(k, true)) [[likely]] {
+        if constexpr (detail::is_decoded<Fn>::value) {
+          using decoded_type = std::remove_cvref_t<decltype(m_fn.decode(w->cfg))>;
+          const void *tag = &detail::type_tag<decoded_type>;
+          const void *d = w->find_decoded(tag);
+          if (d == nullptr) [[unlikely]] {
+            d = w->attach(tag, std::make_shared<const decoded_type>(m_fn.decode(w->cfg)));
+          }
+          if (d != nullptr) [[likely]] {
+            return std::invoke(m_fn.fn, args..., *static_cast<const decoded_type *>(d));
+          }
+        }
+        return invoke_with(w->cfg, args...);
       }
     }
     auto prune = [&](const config &c) -> bool {
       return static_cast<bool>(std::invoke(m_prune_fn, c, std::as_const(args)...));
     };
-    auto run = [&](const config &c) { static_cast<void>(std::invoke(m_fn, args..., c)); };
+    auto run = [&](const config &c) { static_cast<void>(invoke_with(c, args...)); };
     auto check = [&](const config &c) -> bool {
       return static_cast<bool>(std::invoke(m_check_fn, std::as_const(args)..., c));
     };
     if constexpr (std::is_same_v<DefaultFn, no_default>) {
       const config &c = m_tuner->resolve(k, o, prune, run, check);
-      return std::invoke(m_fn, args..., c);
+      return invoke_with(c, args...);
     } else {
       auto dflt = [&]() -> config {
         return config(std::invoke(m_default_fn, std::as_const(args)...));
       };
       const detail::function_ref<config()> dflt_ref(dflt);
       const config &c = m_tuner->resolve(k, o, prune, run, check, &dflt_ref);
-      return std::invoke(m_fn, args..., c);
+      return invoke_with(c, args...);
     }
   }
 

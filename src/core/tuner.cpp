@@ -243,7 +243,7 @@ struct tuner::impl {
         log.warn(what + ": could not store the winner: " + err.what());
       }
     }
-    const config &stored = memory.insert(k, e.winner);
+    const config &stored = memory.insert(k, e.winner).cfg;
     last_search = std::move(e);
     ++searches;
     return stored;
@@ -282,18 +282,18 @@ std::filesystem::path tuner::cache_path(const key &k) const {
   return m->cache.entry_path(identity(), m->hw, k);
 }
 
-const config *tuner::find(const key &k, bool hot) const noexcept {
+const detail::winner *tuner::find_winner(const key &k, bool hot) const noexcept {
   if (!hot) {
     return m->memory.find(k);
   }
   if (m->env.verbose) {
     return nullptr;
   }
-  const config *c = m->memory.find(k);
-  if (c != nullptr && m->last.load(std::memory_order_relaxed) != source::memory) {
+  const detail::winner *w = m->memory.find(k);
+  if (w != nullptr && m->last.load(std::memory_order_relaxed) != source::memory) {
     m->last.store(source::memory, std::memory_order_relaxed);
   }
-  return c;
+  return w;
 }
 
 // The resolution chain (DESIGN.md): memory, the deferred default, then the stored sources
@@ -322,8 +322,8 @@ const config &tuner::resolve(const key &k, const call_options &o,
   };
 
   // 1. memory
-  if (const config *c = state.memory.find(pinned_key)) {
-    return answered(*c, source::memory, "memory");
+  if (const detail::winner *w = state.memory.find(pinned_key)) {
+    return answered(w->cfg, source::memory, "memory");
   }
   // Deferred mode before arm: no collective, no measurement, no memory entry.
   if (!state.armed.load()) {
@@ -369,7 +369,7 @@ const config &tuner::resolve(const key &k, const call_options &o,
                 " configs; it must keep at least one");
   }
   if (stored.answer && v.same_proposal) {
-    const config &c = state.memory.insert(pinned_key, cands[stored.answer->index]);
+    const config &c = state.memory.insert(pinned_key, cands[stored.answer->index]).cfg;
     return answered(c, stored.answer->from, to_string(stored.answer->from));
   }
 
@@ -428,6 +428,8 @@ std::vector<key> tuner::recorded_keys() const {
 
 measurer &tuner::measurer() const noexcept { return *m->meas; }
 
-const config &tuner::remember(const key &k, const config &c) { return m->memory.insert(k, c); }
+const config &tuner::remember(const key &k, const config &c) {
+  return m->memory.insert(k, c).cfg;
+}
 
 } // namespace tunekit

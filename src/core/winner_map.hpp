@@ -6,9 +6,11 @@
 // with a release store; readers follow it with acquire loads. When the map grows, a larger table
 // of fresh nodes is published and the old one is retired but kept until the map is destroyed, so a
 // reference handed out by `find` stays valid for the map's lifetime. The memory cost is at most
-// about twice the live nodes, since tables double.
+// about twice the live nodes, since tables double. Each winner lives in its own heap object that
+// the copies share, so its address (and a decoded form attached to it) never changes.
 
 #include <tunekit/config.hpp>
+#include <tunekit/detail/winner.hpp>
 #include <tunekit/key.hpp>
 
 #include <atomic>
@@ -24,20 +26,20 @@ public:
   winner_map(const winner_map &) = delete;
   winner_map &operator=(const winner_map &) = delete;
 
-  [[nodiscard]] const config *find(const key &k) const noexcept {
+  [[nodiscard]] const winner *find(const key &k) const noexcept {
     const table *t = m_table.load(std::memory_order_acquire);
     const std::size_t h = k.hash();
     for (const node *n = t->buckets[h & t->mask].load(std::memory_order_acquire); n != nullptr;
          n = n->next) {
       if (n->hash == h && n->k == k) {
-        return &n->cfg;
+        return n->w.get();
       }
     }
     return nullptr;
   }
 
-  /// Inserts or replaces the winner of `k`; returns the stored config.
-  const config &insert(const key &k, const config &c) {
+  /// Inserts or replaces the winner of `k`; returns the stored winner.
+  const winner &insert(const key &k, const config &c) {
     const std::lock_guard lock(m_mutex);
     table *t = m_table.load(std::memory_order_relaxed);
     if (2 * (m_size + 1) > t->buckets.size()) {
@@ -46,12 +48,13 @@ public:
     const std::size_t h = k.hash();
     auto &head = t->buckets[h & t->mask];
     // A replaced key is shadowed: the new node goes first and lookups stop at it.
-    auto n = std::make_unique<node>(node{k, c, h, head.load(std::memory_order_relaxed)});
+    auto n = std::make_unique<node>(
+        node{k, std::make_shared<winner>(c), h, head.load(std::memory_order_relaxed)});
     const node *raw = n.get();
     t->nodes.push_back(std::move(n));
     head.store(raw, std::memory_order_release);
     ++m_size;
-    return raw->cfg;
+    return *raw->w;
   }
 
   /// Drops every winner. Not safe against concurrent `find`.
@@ -65,7 +68,7 @@ public:
 private:
   struct node {
     key k;
-    config cfg;
+    std::shared_ptr<winner> w; // shared by the copies a growing table makes: one address each
     std::size_t hash;
     const node *next;
   };
@@ -95,7 +98,7 @@ private:
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         auto &head = t->buckets[(*it)->hash & t->mask];
         auto n = std::make_unique<node>(
-            node{(*it)->k, (*it)->cfg, (*it)->hash, head.load(std::memory_order_relaxed)});
+            node{(*it)->k, (*it)->w, (*it)->hash, head.load(std::memory_order_relaxed)});
         head.store(n.get(), std::memory_order_relaxed);
         t->nodes.push_back(std::move(n));
       }
