@@ -1,0 +1,208 @@
+#include <tunekit/error.hpp>
+#include <tunekit/strategy/run_search.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <thread>
+
+namespace {
+
+using tunekit::config;
+using tunekit::search_space;
+
+// 8 x 8 = 64 points, all valid; time = distance to (5, 2) plus one.
+search_space grid() {
+  return search_space::product({{"X", {0, 1, 2, 3, 4, 5, 6, 7}}, {"Y", {0, 1, 2, 3, 4, 5, 6, 7}}});
+}
+
+double bowl(const search_space &s, std::size_t i) {
+  const auto c = s.to_config(i);
+  const double dx = static_cast<double>(c.get_int("X") - 5);
+  const double dy = static_cast<double>(c.get_int("Y") - 2);
+  return 1.0 + dx * dx + dy * dy;
+}
+
+tunekit::batch_evaluator counting(const search_space &s, std::vector<std::size_t> &measured,
+                                  std::vector<std::size_t> *batch_sizes = nullptr) {
+  return [&s, &measured, batch_sizes](std::span<const std::size_t> batch) {
+    if (batch_sizes != nullptr) {
+      batch_sizes->push_back(batch.size());
+    }
+    std::vector<double> out;
+    for (auto i : batch) {
+      measured.push_back(i);
+      out.push_back(bowl(s, i));
+    }
+    return out;
+  };
+}
+
+// Proposes the given indices in order, then nothing.
+class scripted final : public tunekit::strategy {
+public:
+  explicit scripted(std::vector<std::size_t> plan) : m_plan(std::move(plan)) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "scripted"; }
+  void start(const search_space &, std::uint64_t, std::span<const std::size_t> starts) override {
+    m_starts.assign(starts.begin(), starts.end());
+    m_next = 0;
+  }
+  [[nodiscard]] std::vector<std::size_t> ask(std::size_t n) override {
+    std::vector<std::size_t> out;
+    while (out.size() < n && m_next < m_plan.size()) {
+      out.push_back(m_plan[m_next++]);
+    }
+    return out;
+  }
+  void tell(std::size_t index, double time_ms) override { told.emplace_back(index, time_ms); }
+
+  std::vector<std::pair<std::size_t, double>> told;
+  std::vector<std::size_t> m_starts;
+
+private:
+  std::vector<std::size_t> m_plan;
+  std::size_t m_next = 0;
+};
+
+TEST(run_search, stops_at_the_evaluation_budget) {
+  auto s = grid();
+  auto strat = tunekit::make_strategy("random");
+  std::vector<std::size_t> measured;
+  auto r = tunekit::run_search(s, *strat, {.max_evaluations = 10}, counting(s, measured));
+  EXPECT_EQ(r.evaluations, 10U);
+  EXPECT_EQ(measured.size(), 10U);
+  EXPECT_EQ(r.stop, tunekit::search_stop::evaluations);
+  ASSERT_EQ(r.trace.size(), 10U);
+  EXPECT_TRUE(std::is_sorted(r.trace.rbegin(), r.trace.rend())); // best so far never rises
+  EXPECT_EQ(r.best_time_ms, r.trace.back());
+  EXPECT_EQ(bowl(s, *r.best_index), r.best_time_ms);
+}
+
+TEST(run_search, repeats_are_free_and_told_again) {
+  auto s = grid();
+  scripted strat({3, 3, 4, 3, 4, 5});
+  std::vector<std::size_t> measured;
+  auto r = tunekit::run_search(s, strat, {.max_evaluations = 100}, counting(s, measured));
+  EXPECT_EQ(measured, (std::vector<std::size_t>{3, 4, 5}));
+  EXPECT_EQ(r.evaluations, 3U);
+  EXPECT_EQ(r.stop, tunekit::search_stop::exhausted);
+  EXPECT_EQ(strat.told.size(), 6U); // every proposal answered, repeats from memory
+  EXPECT_EQ(r.proposals, 6U);
+}
+
+TEST(run_search, invalid_proposals_fail_without_being_measured_or_counted) {
+  auto s = search_space::product({{"A", {1, 2, 3}}},
+                                 {[](const config &c) { return c.get_int("A") != 2; }});
+  scripted strat({1, 7, 0});
+  std::vector<std::size_t> measured;
+  auto r =
+      tunekit::run_search(s, strat, {.max_evaluations = 10}, [&](std::span<const std::size_t> b) {
+        measured.insert(measured.end(), b.begin(), b.end());
+        return std::vector<double>(b.size(), 1.0);
+      });
+  EXPECT_EQ(measured, (std::vector<std::size_t>{0}));
+  EXPECT_EQ(r.evaluations, 1U);
+  ASSERT_EQ(strat.told.size(), 3U);
+  EXPECT_TRUE(std::isinf(strat.told[0].second));
+  EXPECT_TRUE(std::isinf(strat.told[1].second));
+}
+
+TEST(run_search, patience_stops_after_evaluations_without_improvement) {
+  auto s = grid();
+  // The optimum (5, 2) first, then six worse configs.
+  const std::size_t best = *s.index_of({{"X", 5}, {"Y", 2}});
+  scripted strat({best, 0, 1, 2, 3, 4, 5, 6});
+  std::vector<std::size_t> measured;
+  auto r =
+      tunekit::run_search(s, strat, {.max_evaluations = 100, .patience = 4}, counting(s, measured));
+  EXPECT_EQ(r.evaluations, 5U);
+  EXPECT_EQ(r.stop, tunekit::search_stop::patience);
+  EXPECT_EQ(r.best_index, best);
+}
+
+TEST(run_search, wall_time_stops_and_asks_for_agreement) {
+  auto s = grid();
+  auto strat = tunekit::make_strategy("random");
+  std::size_t agreements = 0;
+  tunekit::search_options o;
+  o.agree_stop = [&](bool late) {
+    ++agreements;
+    return late;
+  };
+  auto r = tunekit::run_search(
+      s, *strat, {.max_evaluations = 64, .max_time = std::chrono::milliseconds(30)},
+      [](std::span<const std::size_t> b) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return std::vector<double>(b.size(), 1.0);
+      },
+      o);
+  EXPECT_EQ(r.stop, tunekit::search_stop::time);
+  EXPECT_GE(r.evaluations, 2U);
+  EXPECT_LT(r.evaluations, 20U);
+  EXPECT_EQ(agreements, r.evaluations + 1); // before the first batch and after each
+}
+
+TEST(run_search, start_points_come_first_and_invalid_or_repeated_ones_are_skipped) {
+  auto s = search_space::product({{"A", {1, 2, 3, 4}}},
+                                 {[](const config &c) { return c.get_int("A") != 2; }});
+  scripted strat({0, 3});
+  tunekit::search_options o;
+  o.start_points = {2, 1, 2, 99}; // 1 is invalid (A = 2), 99 is outside the product
+  std::vector<std::size_t> measured;
+  auto r = tunekit::run_search(
+      s, strat, {.max_evaluations = 10},
+      [&](std::span<const std::size_t> b) {
+        measured.insert(measured.end(), b.begin(), b.end());
+        return std::vector<double>(b.size(), 1.0);
+      },
+      o);
+  EXPECT_EQ(strat.m_starts, (std::vector<std::size_t>{2}));
+  EXPECT_EQ(measured, (std::vector<std::size_t>{2, 0, 3}));
+  EXPECT_EQ(r.evaluations, 3U);
+  EXPECT_EQ(r.best_index, 0U); // equal times: the smaller index
+}
+
+TEST(run_search, batches_never_exceed_the_batch_size_or_the_budget) {
+  auto s = grid();
+  auto strat = tunekit::make_strategy("hybrid");
+  std::vector<std::size_t> measured;
+  std::vector<std::size_t> sizes;
+  tunekit::search_options o;
+  o.batch_size = 4;
+  auto r =
+      tunekit::run_search(s, *strat, {.max_evaluations = 18}, counting(s, measured, &sizes), o);
+  EXPECT_EQ(r.evaluations, 18U);
+  for (auto n : sizes) {
+    EXPECT_LE(n, 4U);
+  }
+  EXPECT_EQ(std::set<std::size_t>(measured.begin(), measured.end()).size(), 18U);
+}
+
+TEST(run_search, bad_evaluators_and_settings_are_errors) {
+  auto s = grid();
+  auto strat = tunekit::make_strategy("random");
+  EXPECT_THROW(
+      (void)tunekit::run_search(s, *strat, {},
+                                [](std::span<const std::size_t>) { return std::vector<double>{}; }),
+      tunekit::error);
+  tunekit::search_options o;
+  o.batch_size = 0;
+  std::vector<std::size_t> measured;
+  EXPECT_THROW((void)tunekit::run_search(s, *strat, {}, counting(s, measured), o), tunekit::error);
+}
+
+TEST(run_search, nan_and_negative_times_count_as_failures) {
+  auto s = grid();
+  scripted strat({0, 1});
+  auto r =
+      tunekit::run_search(s, strat, {.max_evaluations = 10}, [](std::span<const std::size_t> b) {
+        return std::vector<double>(b.size(), std::nan(""));
+      });
+  EXPECT_FALSE(r.best_index.has_value());
+  EXPECT_TRUE(std::isinf(r.best_time_ms));
+  EXPECT_EQ(r.evaluations, 2U);
+}
+
+} // namespace
