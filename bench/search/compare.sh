@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Compares tunekit's search strategies with Kernel Tuner's and Optuna's on measured spaces: creates a
+# virtual environment, installs kernel_tuner and optuna from PyPI, runs their strategies
+# (compare.py) and tunekit's (tunekit_replay) over the same files, same seeds, same counting, and
+# prints the tables.
+#
+#   bench/search/compare.sh [build-dir] [files...]     (default: build, the GEMM and convolution files)
+# Environment: SEEDS (default 20), SLOW_SEEDS (seeds of bayes_opt and Optuna TPE, default SEEDS),
+# JOBS (parallel runs, default all cores), VENV (default .venv-search-compare).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+shift || true
+data=$root/../shared/data/search-spaces
+files=("$@")
+if ((${#files[@]} == 0)); then
+  files=("$data"/GEMM_*.json.gz "$data"/convolution_*.json.gz)
+fi
+seeds=${SEEDS:-20}
+venv=${VENV:-$root/.venv-search-compare}
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q kernel_tuner optuna
+fi
+"$venv/bin/python" -c 'import kernel_tuner, optuna; print("kernel_tuner", kernel_tuner.__version__, "optuna", optuna.__version__)'
+cmake --build "$build" --target tunekit_replay >/dev/null
+echo "## tunekit (tunekit_replay, $seeds seeds)"
+"$build/bench/replay/tunekit_replay" --seeds "$seeds" "${files[@]}"
+echo
+echo "## tunekit with transfer (top 3 of each other GPU of the same kernel, $seeds seeds)"
+"$build/bench/replay/tunekit_replay" --strategy hybrid,tpe --seeds "$seeds" --transfer 3 "${files[@]}"
+echo
+echo "## Kernel Tuner and Optuna (compare.py)"
+"$venv/bin/python" "$root/bench/search/compare.py" --seeds "$seeds" \
+  --slow-seeds "${SLOW_SEEDS:-$seeds}" --jobs "${JOBS:-$(nproc)}" "${files[@]}" 2>/dev/null
