@@ -15,4 +15,5 @@
 #include <tunekit/measure.hpp>
 #include <tunekit/tuner.hpp>
 #include <tunekit/value.hpp>
+#include <tunekit/version.hpp>
 #include <tunekit/winner_cache.hpp>

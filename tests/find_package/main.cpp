@@ -1,4 +1,13 @@
+// A consumer of tunekit (found with find_package or added with add_subdirectory): tunes one host
+// function, and touches each backend it was built with, so that linking them is checked too.
+
 #include <tunekit/tunekit.hpp>
+#if defined(CONSUMER_WITH_CUDA)
+#include <tunekit/cuda/cuda.hpp>
+#endif
+#if defined(CONSUMER_WITH_MPI)
+#include <tunekit/mpi/communicator.hpp>
+#endif
 
 #include <cstdio>
 #include <memory>
@@ -18,7 +27,19 @@ int main() {
                                  }),
                              .env = env});
   const int r = add(40);
-  std::printf("consumer: %d (version %s)\n", r,
+  std::printf("consumer: %d (tunekit %s, version %s)\n", r, TUNEKIT_VERSION_STRING,
               std::string(CONSUMER_SOURCE_HASH).substr(0, 12).c_str());
+#if defined(CONSUMER_WITH_CUDA)
+  // No GPU needed: the classification of a CUDA error code.
+  std::printf(
+      "consumer: tunekit::cuda classifies an illegal address as %s\n",
+      std::string(tunekit::cuda::to_string(tunekit::cuda::classify(cudaErrorIllegalAddress)))
+          .c_str());
+#endif
+#if defined(CONSUMER_WITH_MPI)
+  // Linked, not run (running needs mpiexec).
+  void (*const by_default)() = &tunekit::mpi::use_world_by_default;
+  std::printf("consumer: tunekit::mpi linked (%s)\n", by_default != nullptr ? "yes" : "no");
+#endif
   return r == 42 ? 0 : 1;
 }
