@@ -24,8 +24,9 @@ using constraint = std::function<bool(const config &)>;
 
 class config_space final {
 public:
+  /// An empty space (a tuner built with one throws); a placeholder to assign to.
   config_space() = default;
-  /// An explicit list. Throws `tunekit::error` when two configs are equal.
+  /// An explicit list. Throws `tunekit::error` when it is empty or two configs are equal.
   config_space(std::initializer_list<config> configs);
   explicit config_space(std::vector<config> configs);
 

@@ -32,6 +32,8 @@
 
 namespace tunekit {
 
+struct cache_entry;
+
 /// One choice of a table: the config (with its template id) and the template's source hash when
 /// the entry was recorded (empty: none).
 struct table_entry {
@@ -53,6 +55,18 @@ public:
   [[nodiscard]] static lookup_table from_json(std::string_view text);
   /// Reads a table file; throws `tunekit::error` naming the file.
   [[nodiscard]] static lookup_table load(const std::filesystem::path &path);
+
+  /// A table of winner-cache entries (what `tunekit table export` writes): per entry, the
+  /// device-specific key `<device>+<input key>+[params+]<op>` holding its `top_k` fastest valid
+  /// candidates, fastest first (equal times keep the candidates' order). `op` empty: each entry's
+  /// function name. The key's params are `params` (a tuner's `table_params`) plus the values the
+  /// entry's call pinned, and the choices leave the pinned fields out, as the tuner looks them up.
+  /// `template_hashes` (template_id -> source hash) is recorded with the choices of those
+  /// templates. Throws `tunekit::error` when `top_k` is 0 or two entries give one table key.
+  [[nodiscard]] static lookup_table
+  from_entries(const std::vector<cache_entry> &entries, std::string_view op, std::size_t top_k,
+               const config &params = {},
+               const std::map<std::string, std::string> &template_hashes = {});
 
   /// The table as JSON text (keys sorted; values keep their JSON types).
   [[nodiscard]] std::string to_json() const;

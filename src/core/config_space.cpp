@@ -12,6 +12,9 @@ config_space::config_space(std::initializer_list<config> configs)
     : config_space(std::vector<config>(configs)) {}
 
 config_space::config_space(std::vector<config> configs) : m_configs(std::move(configs)) {
+  if (m_configs.empty()) {
+    throw error("config space needs at least one config (an empty list was given)");
+  }
   // Configs by hash, compared with == (text could make distinct configs look alike).
   std::unordered_multimap<std::size_t, std::size_t> seen;
   for (std::size_t i = 0; i < m_configs.size(); ++i) {

@@ -1,11 +1,11 @@
 #include "json_io.hpp"
+#include "read_file.hpp"
 
 #include <tunekit/error.hpp>
 #include <tunekit/lookup_table.hpp>
+#include <tunekit/winner_cache.hpp>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 namespace tunekit {
 
@@ -59,17 +59,62 @@ lookup_table lookup_table::from_json(std::string_view text) {
 }
 
 lookup_table lookup_table::load(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const auto text = detail::read_file(path);
+  if (!text) {
     throw error("cannot read lookup table " + path.string());
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
   try {
-    return from_json(buf.str());
+    return from_json(*text);
   } catch (const error &e) {
     throw error(path.string() + ": " + e.what());
   }
+}
+
+lookup_table lookup_table::from_entries(const std::vector<cache_entry> &entries,
+                                        std::string_view op, std::size_t top_k,
+                                        const config &params,
+                                        const std::map<std::string, std::string> &template_hashes) {
+  if (top_k == 0) {
+    throw error("a lookup table from cache entries needs top_k of at least 1");
+  }
+  lookup_table t;
+  for (const auto &e : entries) {
+    std::vector<const candidate_record *> ok;
+    for (const auto &c : e.candidates) {
+      if (c.status == candidate_status::ok) {
+        ok.push_back(&c);
+      }
+    }
+    std::stable_sort(ok.begin(), ok.end(),
+                     [](const auto *a, const auto *b) { return a->time_ms < b->time_ms; });
+    const stored_key_parts parts = split_stored_key(e.key);
+    config key_params = params;
+    for (const auto &f : parts.pinned) {
+      key_params.set(f.name, f.value);
+    }
+    const std::string k = table_key(e.hardware.name, parts.input, table_params(key_params),
+                                    op.empty() ? std::string_view(e.function.name) : op);
+    if (t.find(k) != nullptr) {
+      throw error("two cache entries give the table key '" + k + "' (function '" + e.function.name +
+                  "' version '" + e.function.version +
+                  "'; several functions or versions with one op?)");
+    }
+    for (std::size_t i = 0; i < ok.size() && i < top_k; ++i) {
+      table_entry te;
+      te.choice.set_template_id(ok[i]->config.template_id());
+      for (const auto &f : ok[i]->config) {
+        if (!parts.pinned.contains(f.name)) {
+          te.choice.set(f.name, f.value);
+        }
+      }
+      if (const auto h = template_hashes.find(te.choice.template_id());
+          h != template_hashes.end()) {
+        te.template_hash = h->second;
+      }
+      t.add(k, std::move(te));
+    }
+  }
+  return t;
 }
 
 std::string lookup_table::to_json() const {

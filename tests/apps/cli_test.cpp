@@ -133,15 +133,32 @@ TEST_F(cli_test, cache_list_show_and_clear_by_function) {
   EXPECT_EQ(tunekit_test::files_below(cache.path()).size(), 0U);
 }
 
-TEST_F(cli_test, cache_list_reports_a_corrupt_entry) {
+TEST_F(cli_test, cache_list_and_show_report_a_corrupt_entry_and_exit_1) {
   fill_cache();
   tunekit::winner_cache c(cache.path());
-  tunekit_test::write_text(c.list("other").at(0), "{ truncated");
-  const auto r = run("cache list --function other --json");
-  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto bad = c.list("other").at(0);
+  tunekit_test::write_text(bad, "{ truncated");
+  auto r = run("cache list --function other --json");
+  EXPECT_EQ(r.rc, 1) << r.err;
   const auto j = json::parse(r.out);
   ASSERT_EQ(j.size(), 1U);
   EXPECT_TRUE(j[0].contains("problem"));
+
+  r = run("cache list");
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.out.find("BAD " + bad.string() + ": cache entry is not valid JSON"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("3 entries (1 bad)"), std::string::npos) << r.out;
+  EXPECT_EQ(run("cache show --function other").rc, 1);
+  EXPECT_EQ(run("cache list --function scale").rc, 0);
+
+  // A valid entry copied under another name is not the entry its name says.
+  std::filesystem::copy_file(c.list("scale").at(0), bad.parent_path() / "copy.json");
+  r = run("cache list --function other");
+  EXPECT_NE(r.out.find("copy.json: is named copy.json but its identity names it"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(cli_test, artifact_emit_then_check_then_serve) {
@@ -175,6 +192,45 @@ TEST_F(cli_test, artifact_emit_then_check_then_serve) {
   EXPECT_EQ(f(4096), 512);
   EXPECT_EQ(f.tuner().last_source(), tunekit::source::artifact);
   EXPECT_EQ(meas->candidates_measured(), 0U);
+}
+
+TEST_F(cli_test, artifact_emit_refuses_key_names_that_do_not_fit_the_key) {
+  fill_cache();
+  const auto dir = scratch.path() / "artifacts";
+  const auto r =
+      run("artifact emit --name k --function scale --key-names n,dtype --out " + str(dir));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("2 key names (n, dtype) for the key"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing is written";
+}
+
+TEST_F(cli_test, artifact_emit_leaves_pinned_values_out_and_a_pinned_call_is_served) {
+  auto meas = std::make_shared<tunekit::simulated_measurer>(tunekit_test::block_cost);
+  auto space = tunekit::config_space::product({{"BLOCK", {256, 512, 1024}}, {"warps", {4, 8}}});
+  const tunekit::call_options pin{.allow_arg_overwrite = true, .pinned = config{{"warps", 8}}};
+  auto make = [&](const std::filesystem::path &root) {
+    return tunekit::autotune(
+        "pinned", space, [](int n) { return key{n}; }, tunekit::keep_all{},
+        [](int, const config &c) { return c.get_int("BLOCK") * 100 + c.get_int("warps"); },
+        tunekit_test::options(root, meas, log));
+  };
+  ASSERT_EQ(make(cache.path()).with(pin)(1024), 51208);
+
+  const auto dir = scratch.path() / "artifacts";
+  auto r = run("artifact emit --name p --function pinned --key-names n --json --out " + str(dir));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)[0]["config"], json({{"BLOCK", 512}})) << r.out;
+  ASSERT_EQ(run("artifact check " + str(dir)).rc, 0);
+
+  temp_dir fresh;
+  auto o = tunekit_test::options(fresh.path(), meas, log);
+  o.env->artifact_dir = dir;
+  o.artifact_name = "p";
+  auto served = tunekit::autotune(
+      "pinned", space, [](int n) { return key{n}; }, tunekit::keep_all{},
+      [](int, const config &c) { return c.get_int("BLOCK") * 100 + c.get_int("warps"); }, o);
+  EXPECT_EQ(served.with(pin)(1024), 51208);
+  EXPECT_EQ(served.tuner().last_source(), tunekit::source::artifact);
 }
 
 TEST_F(cli_test, artifact_check_names_each_bad_file_and_why) {
@@ -230,6 +286,20 @@ TEST_F(cli_test, table_export_keeps_top_k_device_specific_and_checks) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("(1)+mm"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("template_id"), std::string::npos) << r.out;
+}
+
+TEST_F(cli_test, table_export_to_a_bare_file_name_writes_it_in_the_working_directory) {
+  fill_cache();
+  const auto old = std::filesystem::current_path();
+  std::filesystem::current_path(scratch.path());
+  const auto r = run("table export --function scale --template-hash =x --out t.json");
+  const auto ok = run("table export --function scale --template-hash tiled=abc --out t.json");
+  std::filesystem::current_path(old);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("expected TEMPLATE_ID=HASH"), std::string::npos) << r.err;
+  ASSERT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_EQ(tunekit::lookup_table::load(scratch.path() / "t.json").size(), 2U);
+  EXPECT_NE(run("table export --top-k 0").rc, 0);
 }
 
 TEST_F(cli_test, usage_errors_exit_non_zero) {

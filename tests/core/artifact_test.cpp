@@ -414,3 +414,67 @@ TEST_F(artifact_test, default_field_order_does_not_matter_and_check_is_kept) {
 }
 
 } // namespace
+
+TEST_F(artifact_test, make_artifact_from_a_pinned_entry_leaves_the_pin_out_and_is_served) {
+  tunekit::call_options pin;
+  pin.allow_arg_overwrite = true;
+  pin.pinned = config{{"num_warps", 8}};
+  auto tuned = make(opts());
+  EXPECT_EQ(tuned.with(pin)(1), 512);
+  const auto entries = tunekit::winner_cache(cache.path()).list("scale");
+  ASSERT_EQ(entries.size(), 1U);
+  const auto entry = tunekit::winner_cache::read(entries[0]);
+  ASSERT_TRUE(entry.found()) << entry.detail;
+
+  const artifact a = tunekit::make_artifact("scale", *entry.value, {"n"});
+  EXPECT_EQ(a.config, (config{{"BLOCK", 512}}));
+  EXPECT_EQ(a.key, entry.value->key);
+  EXPECT_EQ(a.key_names, (std::vector<std::string>{"n", "pinned num_warps", "num_warps"}));
+  EXPECT_EQ(a.device, test_device());
+  tunekit::store_artifact(artifacts.path(), a);
+
+  // A machine without the cache serves it, completed by the pin, measuring nothing.
+  temp_dir fresh;
+  auto o = opts();
+  o.env->cache_dir = fresh.path();
+  auto f = make(o);
+  const auto measured = meas->candidates_measured();
+  EXPECT_EQ(f.with(pin)(1), 512);
+  EXPECT_EQ(f.tuner().last_source(), source::artifact);
+  EXPECT_EQ(calls->back(), (config{{"BLOCK", 512}, {"num_warps", 8}}));
+  EXPECT_EQ(meas->candidates_measured(), measured);
+}
+
+TEST(make_artifact, keeps_the_template_id_and_checks_name_and_key_names) {
+  tunekit::cache_entry e;
+  e.function = {"gemm", "v1"};
+  e.key = key{4096, "f32"};
+  e.hardware = tunekit_test::test_hardware();
+  e.winner = config{{"BLOCK", 64}};
+  e.winner.set_template_id("tiled");
+  e.candidates = {{e.winner, tunekit::candidate_status::ok, 0.5, {}, ""}};
+
+  const artifact a = tunekit::make_artifact("gemm", e);
+  EXPECT_EQ(a.config.template_id(), "tiled");
+  EXPECT_EQ(a.config, e.winner);
+  EXPECT_TRUE(a.key_names.empty());
+  EXPECT_EQ(tunekit::make_artifact("gemm", e, {"n", "dtype"}).key_names,
+            (std::vector<std::string>{"n", "dtype"}));
+
+  try {
+    static_cast<void>(tunekit::make_artifact("gemm", e, {"n"}));
+    FAIL() << "no error";
+  } catch (const tunekit::error &err) {
+    const std::string msg = err.what();
+    EXPECT_NE(msg.find("1 key names (n) for the key (4096, \"f32\") of 2 values"),
+              std::string::npos)
+        << msg;
+  }
+  try {
+    static_cast<void>(tunekit::make_artifact("bad name", e));
+    FAIL() << "no error";
+  } catch (const tunekit::error &err) {
+    EXPECT_NE(std::string(err.what()).find("invalid artifact name 'bad name'"), std::string::npos)
+        << err.what();
+  }
+}

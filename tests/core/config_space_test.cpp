@@ -52,6 +52,12 @@ TEST(config_space, explicit_list_rejects_duplicates) {
   EXPECT_NO_THROW(config_space({config{{"B", 1}}, config{{"B", 1.0}}, config{{"B", "1"}}}));
 }
 
+TEST(config_space, an_empty_explicit_list_is_an_error_when_the_space_is_built) {
+  const std::string msg = error_of([] { config_space s(std::vector<config>{}); });
+  EXPECT_NE(msg.find("at least one config"), std::string::npos) << msg;
+  EXPECT_FALSE(error_of([] { config_space s(std::initializer_list<config>{}); }).empty());
+}
+
 TEST(config_space, product_varies_the_last_parameter_fastest) {
   const auto s = config_space::product({{"BLOCK", {256, 512, 1024}}, {"num_warps", {4, 8}}});
   EXPECT_EQ(texts(s),

@@ -323,8 +323,11 @@ TEST_F(lookup_table_test, from_entries_op_defaults_to_the_function_and_failures_
   e.function = {"gemm", "v1"};
   e.key = key{8};
   e.hardware = tunekit_test::test_hardware();
-  e.candidates = {{tiled(256), tunekit::candidate_status::failed,
-                   std::numeric_limits<double>::infinity(), {}, "boom"},
+  e.candidates = {{tiled(256),
+                   tunekit::candidate_status::failed,
+                   std::numeric_limits<double>::infinity(),
+                   {},
+                   "boom"},
                   {tiled(512), tunekit::candidate_status::ok, 2.0, {}, ""},
                   {tiled(1024), tunekit::candidate_status::ok, 1.0, {}, ""}};
   const auto t = lookup_table::from_entries({e}, "", 5);

@@ -1,0 +1,74 @@
+#pragma once
+// The subcommands of `tunekit`, one file each (cache_cmd.cpp, artifact_cmd.cpp, table_cmd.cpp,
+// device_cmd.cpp) over library operations; main.cpp only wires them to CLI11. Each returns the
+// exit code: 0 success, 1 something checked is bad. Errors throw (main.cpp exits 2).
+
+#include <tunekit/winner_cache.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tunekit::cli {
+
+/// Options before the subcommand.
+struct global_options {
+  std::string cache_dir; ///< empty: $TUNEKIT_CACHE_DIR, else the user cache
+};
+
+/// The winner cache `--cache-dir` names, else the environment's.
+[[nodiscard]] winner_cache open_cache(const global_options &g);
+
+/// The valid entries of `function` (all functions when empty; of `version` when given), each bad
+/// file reported on stderr. Throws when entries of two versions hold the same key and hardware,
+/// since which one is meant is unclear.
+[[nodiscard]] std::vector<cache_entry>
+valid_entries(const winner_cache &cache, const std::string &function, const std::string &version);
+
+struct cache_options {
+  std::string function; ///< empty: every function
+  bool json = false;
+};
+[[nodiscard]] int cache_list(const global_options &g, const cache_options &o);
+[[nodiscard]] int cache_show(const global_options &g, const cache_options &o);
+[[nodiscard]] int cache_clear(const global_options &g, const cache_options &o);
+
+struct artifact_check_options {
+  std::filesystem::path dir;
+  bool json = false;
+};
+[[nodiscard]] int artifact_check(const artifact_check_options &o);
+
+struct artifact_emit_options {
+  std::string name;
+  std::string function;
+  std::string version;
+  std::filesystem::path out; ///< empty: $TUNEKIT_ARTIFACT_DIR
+  std::vector<std::string> key_names;
+  bool json = false;
+};
+[[nodiscard]] int artifact_emit(const global_options &g, const artifact_emit_options &o);
+
+struct table_check_options {
+  std::filesystem::path file;
+  bool json = false;
+};
+[[nodiscard]] int table_check(const table_check_options &o);
+
+struct table_export_options {
+  std::string function;
+  std::string version;
+  std::string op;
+  std::size_t top_k = 1;
+  std::vector<std::string> template_hashes; ///< "TEMPLATE_ID=HASH"
+  std::string out;                          ///< empty or "-": stdout
+};
+[[nodiscard]] int table_export(const global_options &g, const table_export_options &o);
+
+struct device_options {
+  bool json = false;
+};
+[[nodiscard]] int device(const device_options &o);
+
+} // namespace tunekit::cli

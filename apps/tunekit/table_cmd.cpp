@@ -1,0 +1,66 @@
+// `tunekit table check | export`: validate a lookup table, write one from the winner cache.
+
+#include "commands.hpp"
+
+#include "json_io.hpp"
+
+#include <tunekit/error.hpp>
+#include <tunekit/lookup_table.hpp>
+
+#include <iostream>
+#include <map>
+
+namespace tunekit::cli {
+
+using detail::json;
+
+int table_check(const table_check_options &o) {
+  std::string problem;
+  std::size_t keys = 0;
+  std::size_t entries = 0;
+  try {
+    const auto t = lookup_table::load(o.file);
+    keys = t.size();
+    for (const auto &[k, es] : t.entries()) {
+      entries += es.size();
+    }
+  } catch (const error &e) {
+    problem = e.what();
+  }
+  if (o.json) {
+    json j{
+        {"file", o.file.string()}, {"ok", problem.empty()}, {"keys", keys}, {"entries", entries}};
+    if (!problem.empty()) {
+      j["problem"] = problem;
+    }
+    std::cout << j.dump(2) << "\n";
+  } else if (problem.empty()) {
+    std::cout << "ok   " << o.file.string() << ": " << keys << " keys, " << entries << " entries\n";
+  } else {
+    std::cout << "BAD  " << problem << "\n";
+  }
+  return problem.empty() ? 0 : 1;
+}
+
+int table_export(const global_options &g, const table_export_options &o) {
+  std::map<std::string, std::string> hashes;
+  for (const auto &h : o.template_hashes) {
+    const auto eq = h.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == h.size()) {
+      throw error("--template-hash '" + h + "': expected TEMPLATE_ID=HASH");
+    }
+    hashes[h.substr(0, eq)] = h.substr(eq + 1);
+  }
+  const auto t = lookup_table::from_entries(valid_entries(open_cache(g), o.function, o.version),
+                                            o.op, o.top_k, {}, hashes);
+  const std::string text = t.to_json();
+  if (o.out.empty() || o.out == "-") {
+    std::cout << text;
+  } else {
+    write_file_atomically(o.out, text);
+    std::cerr << "wrote " << t.size() << " keys to " << o.out << "\n";
+  }
+  return 0;
+}
+
+} // namespace tunekit::cli
