@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +71,24 @@ public:
                                                     const measure_policy &policy) = 0;
   /// Short name recorded in cache entries ("host", "simulated", "cuda").
   [[nodiscard]] virtual std::string name() const = 0;
+};
+
+/// Work a candidate needs before it can run, done ahead on other threads while the device measures
+/// the candidates already prepared: compiling a runtime-compiled kernel is the example
+/// (`tunekit::cuda::kernel_program`). The tuner hands it each batch it is about to measure, in
+/// order; running a candidate waits for its own preparation.
+class candidate_preparer {
+public:
+  candidate_preparer() = default;
+  candidate_preparer(const candidate_preparer &) = delete;
+  candidate_preparer &operator=(const candidate_preparer &) = delete;
+  virtual ~candidate_preparer() = default;
+
+  /// Starts preparing `configs` without waiting for it.
+  virtual void prepare(std::span<const config> configs) = 0;
+  /// Milliseconds spent preparing `c` (a compile, or reading its cached binary), once it is done;
+  /// nullopt when unknown. Recorded beside the measured time.
+  [[nodiscard]] virtual std::optional<double> prepare_ms(const config &c) const = 0;
 };
 
 /// Wall-clock measurer for host functions. The optional `sync` hook is called once after the warmup

@@ -21,6 +21,8 @@
 #include <tunekit/log.hpp>
 #include <tunekit/lookup_table.hpp>
 #include <tunekit/measure.hpp>
+#include <tunekit/strategy/run_search.hpp>
+#include <tunekit/strategy/strategy.hpp>
 #include <tunekit/winner_cache.hpp>
 
 #include <exception>
@@ -77,6 +79,28 @@ struct call_options {
   config pinned{};
 };
 
+/// How a search chooses what to measure. Kept spaces within `budget.max_evaluations` are measured
+/// whole (exhaustive search, the seeds' behaviour); larger ones are searched by `strategy` within
+/// the budget. See docs/search.md.
+struct search_settings {
+  /// A name `make_strategy` knows; empty: `default_strategy_name` ("hybrid").
+  std::string strategy{};
+  /// Evaluations, wall time and patience; the space is searched exhaustively when the kept
+  /// candidates fit in `max_evaluations`.
+  search_budget budget{.max_evaluations = 1000};
+  /// Seed of the strategy (the same on every rank; recorded up to 2^63 - 1).
+  std::uint64_t seed = 0;
+  /// Candidates measured between two decisions of the strategy (and prepared together by a
+  /// `candidate_preparer`). Every rank must use the same.
+  std::size_t batch_size = 1;
+  /// Configs to measure first (e.g. the winners of other devices from artifacts or lookup
+  /// tables); those that are not kept candidates are skipped.
+  std::vector<config> start_configs{};
+  /// Also start from the winners (and their runners-up) that the winner cache holds for this
+  /// function on other hardware or for other keys. With several ranks, rank 0's list is used.
+  bool transfer_from_cache = false;
+};
+
 /// Options fixed when a tuner is built.
 struct tuner_options {
   /// Code identity beside the name: a hash of the tuned code or an explicit version. Changing it
@@ -85,6 +109,11 @@ struct tuner_options {
   /// Default: `host_measurer`.
   std::shared_ptr<tunekit::measurer> measurer{};
   measure_policy policy{};
+  /// Which candidates a search measures (exhaustive within the budget, else a strategy).
+  search_settings search{};
+  /// Prepares candidates ahead of their measurement (e.g. compiles runtime-compiled kernels on a
+  /// thread pool); null: nothing to prepare.
+  std::shared_ptr<candidate_preparer> preparer{};
   /// Default: `environment::from_env()`, read once when the tuner is built.
   std::optional<tunekit::environment> env{};
   /// Default: `host_hardware()`.

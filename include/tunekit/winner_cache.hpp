@@ -11,6 +11,7 @@
 #include <tunekit/load_result.hpp>
 #include <tunekit/measure.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -37,6 +38,23 @@ struct candidate_record {
   double time_ms = std::numeric_limits<double>::infinity();
   sample_stats stats{};
   std::string reason;
+  /// Time spent preparing it before it could run (its compile), when a preparer said.
+  std::optional<double> prepare_ms{};
+};
+
+/// How a search chose its candidates, when a strategy did (the space was larger than the budget).
+struct search_record {
+  std::string strategy;          ///< "hybrid", "tpe", ...
+  std::uint64_t seed = 0;        ///< the strategy's seed
+  std::size_t max_evaluations = 0;
+  double max_time_s = 0;         ///< 0: no wall-time limit
+  std::size_t patience = 0;      ///< 0: none
+  std::size_t batch_size = 1;
+  std::size_t space_size = 0;    ///< kept candidates the strategy chose among
+  std::size_t evaluations = 0;   ///< distinct candidates measured
+  std::string stop;              ///< why it stopped: evaluations, time, patience, exhausted
+  std::size_t transferred = 0;   ///< start points taken from other devices or keys
+  friend bool operator==(const search_record &, const search_record &) = default;
 };
 
 /// The name and code identity of a tuned function.
@@ -62,6 +80,8 @@ struct cache_entry {
   std::string measurer;
   int world_size = 1;
   std::string timestamp; ///< UTC, ISO 8601
+  /// Set when a strategy searched part of the space; `candidates` then holds the measured ones.
+  std::optional<search_record> search{};
 };
 
 /// The tuning log written beside an entry (`<digest>.log`): identity, key, hardware, policy, one

@@ -16,14 +16,14 @@ constexpr double infinity = std::numeric_limits<double>::infinity();
 // One candidate, measured and checked. A failure is recorded with its reason; a fatal one
 // propagates.
 candidate_record measure_one(const search_input &in, std::size_t i, std::size_t done,
-                             std::size_t mine) {
+                             std::size_t planned) {
   const config &c = in.candidates[i];
   candidate_record r;
   r.config = c;
   try {
     auto run_once = [&] { in.run(c); };
     const auto samples =
-        in.meas.measure(candidate_info{in.tuner, in.k, c, done, mine}, run_once, in.policy);
+        in.meas.measure(candidate_info{in.tuner, in.k, c, done, planned}, run_once, in.policy);
     r.stats = summarize(samples);
     if (!in.check(c)) {
       r.status = candidate_status::wrong_result;
@@ -57,20 +57,6 @@ std::optional<std::size_t> pick_winner(std::span<const double> times) noexcept {
   return best;
 }
 
-std::vector<int> split_ownership(const std::vector<bool> &kept, int rank, int size, bool split) {
-  std::vector<int> owner(kept.size(), rank);
-  if (!split || size <= 1) {
-    return owner;
-  }
-  std::size_t j = 0;
-  for (std::size_t i = 0; i < kept.size(); ++i) {
-    if (kept[i]) {
-      owner[i] = static_cast<int>(j++ % static_cast<std::size_t>(size));
-    }
-  }
-  return owner;
-}
-
 error no_valid_config(const std::string &what, std::size_t measured,
                       std::span<const candidate_record> records) {
   std::string msg =
@@ -84,98 +70,228 @@ error no_valid_config(const std::string &what, std::size_t measured,
   return error(msg);
 }
 
-search_outcome measure_and_pick(const search_input &in) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::size_t n = in.candidates.size();
-  const int rank = in.comm.rank();
-  const std::vector<int> owner =
-      split_ownership(in.kept, rank, in.comm.size(), in.parallel_split);
-  const auto n_kept = static_cast<std::size_t>(std::count(in.kept.begin(), in.kept.end(), true));
-  std::size_t n_mine = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    n_mine += in.kept[i] && owner[i] == rank ? 1 : 0;
-  }
+namespace {
 
-  search_outcome out;
-  out.measured = n_kept;
-  out.records.resize(n);
-  std::vector<double> times(n, infinity);
+// State shared by the batches of one search.
+struct batch_state {
+  std::vector<candidate_record> records; // per candidate
+  std::vector<bool> measured;            // per candidate: measured (here or on its owner rank)
+  std::size_t done = 0;                  // candidates this rank measured
+  std::size_t planned = 0;               // candidates the whole search will measure, for progress
+  std::optional<std::size_t> best;       // this rank's best so far, for progress lines
+  double best_time = infinity;
   std::optional<fatal_candidate_error> fatal;
-  std::size_t done = 0;
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < n; ++i) {
-    candidate_record &r = out.records[i];
-    r.config = in.candidates[i];
-    if (!in.kept[i]) {
-      r.status = candidate_status::pruned;
+};
+
+// Measures the candidates of `batch` this rank owns (the j-th belongs to rank j % size with the
+// split, else to every rank), then reduces the batch's times across ranks, worst rank counting; one
+// more element carries "a rank hit a fatal failure", so that every rank stops together.
+std::vector<double> measure_batch(const search_input &in, std::span<const std::size_t> batch,
+                                  batch_state &st) {
+  const int rank = in.comm.rank();
+  const int size = in.comm.size();
+  const bool split = in.parallel_split && size > 1;
+  auto mine = [&](std::size_t j) { return !split || static_cast<int>(j % size) == rank; };
+  if (in.preparer != nullptr && !st.fatal) {
+    std::vector<config> ahead;
+    for (std::size_t j = 0; j < batch.size(); ++j) {
+      if (mine(j)) {
+        ahead.push_back(in.candidates[batch[j]]);
+      }
+    }
+    in.preparer->prepare(ahead);
+  }
+  std::vector<double> times(batch.size() + 1, infinity);
+  for (std::size_t j = 0; j < batch.size(); ++j) {
+    const std::size_t i = batch[j];
+    if (!mine(j)) {
+      times[j] = -infinity; // another rank's; the MAX reduction brings its time
       continue;
     }
-    if (owner[i] != rank) {
-      times[i] = -infinity; // another rank's; the MAX reduction brings its time
-      continue;
-    }
-    if (fatal) {
+    if (st.fatal) {
       continue; // stop measuring, but still take part in the reduction below
     }
+    candidate_record &r = st.records[i];
     try {
-      r = measure_one(in, i, done, n_mine);
+      r = measure_one(in, i, st.done, st.planned);
     } catch (const fatal_candidate_error &e) {
-      fatal.emplace(in.what + ": candidate #" + std::to_string(i) + " (" +
-                    in.candidates[i].to_string() + ") failed and left the device unusable; " +
-                    "tuning stopped: " + e.what());
-      if (in.comm.size() <= 1) {
-        throw *fatal;
+      st.fatal.emplace(in.what + ": candidate #" + std::to_string(i) + " (" +
+                       in.candidates[i].to_string() + ") failed and left the device unusable; " +
+                       "tuning stopped: " + e.what());
+      if (size <= 1) {
+        throw *st.fatal;
       }
       continue;
     }
-    times[i] = r.time_ms;
-    ++done;
-    if (std::isfinite(r.time_ms) && (!best || r.time_ms < times[*best])) {
-      best = i;
+    if (in.preparer != nullptr) {
+      r.prepare_ms = in.preparer->prepare_ms(r.config);
+    }
+    times[j] = r.time_ms;
+    ++st.done;
+    if (std::isfinite(r.time_ms) && r.time_ms < st.best_time) {
+      st.best = i;
+      st.best_time = r.time_ms;
     }
     if (in.verbose) {
-      std::string line = in.what + ": candidate " + std::to_string(done) + "/" +
-                         std::to_string(n_kept) + " [" + r.config.to_string() + "] ";
+      std::string line = in.what + ": candidate " + std::to_string(st.done) + "/" +
+                         std::to_string(st.planned) + " [" + r.config.to_string() + "] ";
       line += r.status == candidate_status::ok
                   ? format_ms(r.time_ms)
                   : std::string(to_string(r.status)) + ": " + r.reason;
-      if (best) {
-        line += "; best so far " + format_ms(times[*best]) + " [" +
-                in.candidates[*best].to_string() + "]";
+      if (st.best) {
+        line += "; best so far " + format_ms(st.best_time) + " [" +
+                in.candidates[*st.best].to_string() + "]";
       }
       in.log.info(line);
     }
   }
-
-  // A fatal failure still takes part, with every candidate invalid, so that the other ranks end
-  // with "no valid config" instead of waiting for it.
-  if (fatal) {
+  if (st.fatal) {
     std::fill(times.begin(), times.end(), infinity);
   }
+  times.back() = st.fatal ? 1.0 : 0.0;
   reduce_worst(in.comm, in.what, times);
-  if (fatal) {
-    throw *fatal;
+  if (st.fatal) {
+    throw *st.fatal;
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    candidate_record &r = out.records[i];
-    if (in.kept[i] && owner[i] != rank) {
-      const std::string on = "rank " + std::to_string(owner[i]);
-      const bool ok = std::isfinite(times[i]);
+  if (times.back() > 0) {
+    throw error(in.what + ": no valid config: a candidate failed on another rank and left its "
+                          "device unusable, so tuning stopped on every rank");
+  }
+  times.pop_back();
+  for (std::size_t j = 0; j < batch.size(); ++j) {
+    candidate_record &r = st.records[batch[j]];
+    st.measured[batch[j]] = true;
+    if (!mine(j)) {
+      const std::string on = "rank " + std::to_string(j % static_cast<std::size_t>(size));
+      const bool ok = std::isfinite(times[j]);
       r.status = ok ? candidate_status::ok : candidate_status::failed;
       r.reason = ok ? "measured on " + on : "failed on " + on;
-    } else if (r.status == candidate_status::ok && !std::isfinite(times[i])) {
+    } else if (r.status == candidate_status::ok && !std::isfinite(times[j])) {
       r.status = candidate_status::failed;
       r.reason = "failed on another rank";
     }
-    if (std::isfinite(times[i])) {
-      r.time_ms = times[i];
+    if (std::isfinite(times[j])) {
+      r.time_ms = times[j];
     }
   }
-  const auto winner = pick_winner(times);
-  if (!winner) {
-    throw no_valid_config(in.what, n_kept, out.records);
+  return times;
+}
+
+// The strategy's view of the kept candidates: the declared parameters (their domain order) when
+// the space was built as a product and no value is pinned, else the structure inferred from the
+// configs. nullopt when they share no structure (different fields, template ids): such a space is
+// searched exhaustively.
+std::optional<search_space> strategy_space(const search_input &in,
+                                           const std::vector<config> &kept) {
+  try {
+    if (!in.declared.empty()) {
+      return search_space::from_configs(in.declared, kept);
+    }
+    return search_space::from_configs(kept);
+  } catch (const error &) {
+    return std::nullopt;
   }
-  out.winner = *winner;
+}
+
+} // namespace
+
+search_result measure_and_pick(const search_input &in) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t n = in.candidates.size();
+  std::vector<std::size_t> kept;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (in.kept[i]) {
+      kept.push_back(i);
+    }
+  }
+  batch_state st;
+  st.records.resize(n);
+  st.measured.assign(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    st.records[i].config = in.candidates[i];
+    st.records[i].status = in.kept[i] ? candidate_status::ok : candidate_status::pruned;
+  }
+
+  search_result out;
+  std::optional<search_space> space;
+  std::vector<config> kept_configs;
+  if (kept.size() > in.settings.budget.max_evaluations) {
+    for (auto i : kept) {
+      kept_configs.push_back(in.candidates[i]);
+    }
+    space = strategy_space(in, kept_configs);
+    if (!space) {
+      in.log.warn(in.what + ": the " + std::to_string(kept.size()) +
+                  " kept candidates share no parameter structure (different fields or templates); "
+                  "measuring all of them instead of searching within the budget");
+    }
+  }
+
+  if (!space) { // exhaustive: every kept candidate, one reduction
+    st.planned = kept.size();
+    const std::vector<double> times = measure_batch(in, kept, st);
+    std::vector<double> all(n, infinity);
+    for (std::size_t j = 0; j < kept.size(); ++j) {
+      all[kept[j]] = times[j];
+    }
+    const auto winner = pick_winner(all);
+    out.records = std::move(st.records);
+    out.measured = kept.size();
+    if (!winner) {
+      throw no_valid_config(in.what, kept.size(), out.records);
+    }
+    out.winner = *winner;
+  } else { // a strategy within the budget
+    const std::string name = in.settings.strategy.empty() ? std::string(default_strategy_name)
+                                                          : in.settings.strategy;
+    auto strat = make_strategy(name);
+    st.planned = std::min(kept.size(), in.settings.budget.max_evaluations);
+    search_options so;
+    so.seed = in.settings.seed;
+    so.batch_size = std::max<std::size_t>(1, in.settings.batch_size);
+    so.start_points = transfer_indices(*space, in.start_configs);
+    so.agree_stop = [&](bool wish) {
+      std::vector<double> flag{wish ? 1.0 : 0.0};
+      collective(in.what, "agreement on the search's wall-time stop",
+                 [&] { in.comm.all_reduce_max(flag); });
+      return flag[0] > 0;
+    };
+    std::vector<std::size_t> batch;
+    const auto outcome = run_search(
+        *space, *strat, in.settings.budget,
+        [&](std::span<const std::size_t> indices) {
+          batch.clear();
+          for (auto index : indices) {
+            batch.push_back(kept[*space->position_of(index)]);
+          }
+          return measure_batch(in, batch, st);
+        },
+        so);
+    search_record rec;
+    rec.strategy = name;
+    rec.seed = in.settings.seed;
+    rec.max_evaluations = in.settings.budget.max_evaluations;
+    rec.max_time_s = in.settings.budget.max_time.count();
+    rec.patience = in.settings.budget.patience;
+    rec.batch_size = so.batch_size;
+    rec.space_size = kept.size();
+    rec.evaluations = outcome.evaluations;
+    rec.stop = std::string(to_string(outcome.stop));
+    rec.transferred = so.start_points.size();
+    out.strategy = rec;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (st.measured[i]) {
+        if (outcome.best_index && i == kept[*space->position_of(*outcome.best_index)]) {
+          out.winner = out.records.size();
+        }
+        out.records.push_back(std::move(st.records[i]));
+      }
+    }
+    out.measured = out.records.size();
+    if (!outcome.best_index) {
+      throw no_valid_config(in.what, out.measured, out.records);
+    }
+  }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

@@ -11,6 +11,8 @@
 #include <tunekit/error.hpp>
 #include <tunekit/key.hpp>
 #include <tunekit/measure.hpp>
+#include <tunekit/strategy/run_search.hpp>
+#include <tunekit/tuner.hpp>
 #include <tunekit/winner_cache.hpp>
 
 #include <optional>
@@ -23,11 +25,6 @@ namespace tunekit::detail {
 /// The winner rule: the smallest finite time; a tie goes to the lowest index, so every rank picks
 /// the same candidate from the same reduced times. nullopt when no time is finite.
 [[nodiscard]] std::optional<std::size_t> pick_winner(std::span<const double> times) noexcept;
-
-/// Which rank measures each candidate. Without the split (or with one rank) every rank measures
-/// every kept candidate; with it, the j-th kept candidate belongs to rank j % size.
-[[nodiscard]] std::vector<int> split_ownership(const std::vector<bool> &kept, int rank, int size,
-                                               bool split);
 
 /// The error of a search in which nothing passed: `what`, how many were measured, and one line per
 /// measured candidate with its status and reason.
@@ -49,20 +46,30 @@ struct search_input {
   function_ref<bool(const config &)> check;
   const rank_log &log;
   bool verbose = false;
+  const search_settings &settings;
+  candidate_preparer *preparer = nullptr;
+  /// Configs to measure first when a strategy searches (already agreed across ranks).
+  std::span<const config> start_configs{};
+  /// The space's declared parameters (a product space without pinned values), else empty.
+  std::vector<parameter> declared{};
 };
 
 /// What a search found.
-struct search_outcome {
-  std::vector<candidate_record> records; ///< one per candidate, pruned ones included
-  std::size_t winner = 0;
-  std::size_t measured = 0; ///< kept candidates
+struct search_result {
+  /// One per candidate (pruned ones included) after an exhaustive search; the measured ones, in
+  /// candidate order, after a strategy's.
+  std::vector<candidate_record> records;
+  std::size_t winner = 0;   ///< index into `records`
+  std::size_t measured = 0; ///< candidates measured
   double seconds = 0;
+  std::optional<search_record> strategy; ///< set when a strategy chose the candidates
 };
 
-/// Measures the kept candidates this rank owns, reduces the times across the ranks (worst rank
-/// counts), and picks the winner. Throws `tunekit::error` when nothing is valid on every rank, and
-/// `fatal_candidate_error` (on every rank: the failing one after the reduction) when a candidate
-/// left the device unusable.
-[[nodiscard]] search_outcome measure_and_pick(const search_input &in);
+/// Measures the kept candidates (all of them when they fit in the budget, else those a strategy
+/// proposes), each rank its own share, reduces the times across the ranks (worst rank counts),
+/// and picks the winner. Throws `tunekit::error` when nothing is valid on every rank, and
+/// `fatal_candidate_error` on the rank whose candidate left the device unusable (the others stop
+/// with an error that says so).
+[[nodiscard]] search_result measure_and_pick(const search_input &in);
 
 } // namespace tunekit::detail

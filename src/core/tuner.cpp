@@ -4,6 +4,7 @@
 #include "resolve.hpp"
 #include "search.hpp"
 #include "timestamp.hpp"
+#include "transfer.hpp"
 #include "winner_map.hpp"
 
 #include <tunekit/artifact.hpp>
@@ -167,21 +168,13 @@ struct tuner::impl {
     return env.always_tune && !opts.artifact_name.empty() && !env.artifact_dir.empty();
   }
   void write_artifact(const cache_entry &e, const call_options &o) const {
-    artifact a;
-    a.name = opts.artifact_name;
-    a.key = e.key;
-    if (opts.key_names.size() == e.key.size()) {
-      a.key_names = opts.key_names;
-    }
-    a.device = device_identity::of(hw);
-    a.config.set_template_id(e.winner.template_id());
-    for (const auto &f : e.winner) {
-      if (!o.pinned.contains(f.name)) {
-        a.config.set(f.name, f.value);
-      }
-    }
+    const std::size_t input_values = e.key.size() - 2 * o.pinned.size();
     try {
-      const auto path = store_artifact(env.artifact_dir, a);
+      const auto path = store_artifact(
+          env.artifact_dir,
+          make_artifact(opts.artifact_name, e,
+                        opts.key_names.size() == input_values ? opts.key_names
+                                                              : std::vector<std::string>{}));
       log.info(context(e.key) + ": wrote artifact " + path.string());
     } catch (const error &err) {
       throw error(context(e.key) +
@@ -205,20 +198,30 @@ struct tuner::impl {
                " of " + std::to_string(cands.size()) + " configs" +
                (env.always_tune ? " (TUNEKIT_ALWAYS_TUNE=1)" : ""));
     }
-    auto found = detail::measure_and_pick({name, what, k, cands, kept, comm, opts.parallel_split,
-                                           *meas, opts.policy, run, check, log, verbose});
+    const auto n_kept = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), true));
+    std::vector<config> start;
+    if (n_kept > opts.search.budget.max_evaluations) {
+      start = detail::start_configs(opts.search, cache, {name, opts.version}, hw, k, cands, kept,
+                                    opts.use_disk_cache, comm, context(k));
+    }
+    const bool declared = o.pinned.empty();
+    auto found = detail::measure_and_pick(
+        {name, what, k, cands, kept, comm, opts.parallel_split, *meas, opts.policy, run, check,
+         log, verbose, opts.search, opts.preparer.get(), start,
+         declared ? space.parameters() : std::vector<parameter>{}});
     cache_entry e;
     e.function = {name, opts.version};
     e.key = k;
     e.hardware = hw;
     e.dependencies = deps;
     e.winner_index = found.winner;
-    e.winner = cands[found.winner];
+    e.winner = found.records[found.winner].config;
     e.candidates = std::move(found.records);
     e.policy = opts.policy;
     e.measurer = meas->name();
     e.world_size = comm.size();
     e.timestamp = detail::utc_timestamp();
+    e.search = found.strategy;
     const std::string text = tuning_log(e, found.seconds);
 
     if (verbose) {

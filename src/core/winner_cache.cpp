@@ -108,12 +108,23 @@ std::string to_json(const cache_entry &e) {
     if (!c.reason.empty()) {
       r["reason"] = c.reason;
     }
+    if (c.prepare_ms) {
+      r["prepare_ms"] = *c.prepare_ms;
+    }
     j["candidates"].push_back(std::move(r));
   }
   j["policy"] = detail::to_json(e.policy);
   j["measurer"] = e.measurer;
   j["world_size"] = e.world_size;
   j["timestamp"] = e.timestamp;
+  if (e.search) {
+    const search_record &r = *e.search;
+    j["search"] = json{{"strategy", r.strategy},       {"seed", r.seed},
+                       {"max_evaluations", r.max_evaluations}, {"max_time_s", r.max_time_s},
+                       {"patience", r.patience},       {"batch_size", r.batch_size},
+                       {"space_size", r.space_size},   {"evaluations", r.evaluations},
+                       {"stop", r.stop},               {"transferred", r.transferred}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -165,6 +176,13 @@ cache_entry cache_entry_from_json(std::string_view text) {
     if (cands[i].contains("reason")) {
       r.reason = detail::string_member(cands[i], "reason", what);
     }
+    if (cands[i].contains("prepare_ms")) {
+      const json &p = cands[i]["prepare_ms"];
+      if (!p.is_number() || !std::isfinite(p.get<double>()) || p.get<double>() < 0) {
+        throw error("'" + what + ".prepare_ms' is not a valid time");
+      }
+      r.prepare_ms = p.get<double>();
+    }
     e.candidates.push_back(std::move(r));
   }
   const json &winner = detail::member(j, "winner", json::value_t::object, "");
@@ -184,6 +202,29 @@ cache_entry cache_entry_from_json(std::string_view text) {
   e.measurer = detail::string_member(j, "measurer", "");
   e.world_size = static_cast<int>(detail::int_member(j, "world_size", ""));
   e.timestamp = detail::string_member(j, "timestamp", "");
+  if (j.contains("search")) {
+    const json &sj = detail::member(j, "search", json::value_t::object, "");
+    auto count = [&](std::string_view name) {
+      const std::int64_t v = detail::int_member(sj, name, "search");
+      if (v < 0) {
+        throw error("'search." + std::string(name) + "' must not be negative");
+      }
+      return static_cast<std::size_t>(v);
+    };
+    search_record r;
+    r.strategy = detail::string_member(sj, "strategy", "search");
+    r.seed = static_cast<std::uint64_t>(count("seed"));
+    r.max_evaluations = count("max_evaluations");
+    r.max_time_s = detail::member(sj, "max_time_s", json::value_t::number_float, "search")
+                       .get<double>();
+    r.patience = count("patience");
+    r.batch_size = count("batch_size");
+    r.space_size = count("space_size");
+    r.evaluations = count("evaluations");
+    r.stop = detail::string_member(sj, "stop", "search");
+    r.transferred = count("transferred");
+    e.search = std::move(r);
+  }
   return e;
 }
 
@@ -290,6 +331,19 @@ std::string tuning_log(const cache_entry &e, double seconds) {
     << "key " << e.key.to_string() << "\nhardware " << e.hardware.to_string() << "\n"
     << "measurer " << e.measurer << ", " << e.policy.warmup << " warmup + " << e.policy.runs
     << " timed runs, " << to_string(e.policy.stat) << "\n";
+  if (e.search) {
+    const search_record &r = *e.search;
+    s << "strategy " << r.strategy << " seed " << r.seed << ": " << r.evaluations << " of "
+      << r.space_size << " candidates measured (budget " << r.max_evaluations << " evaluations";
+    if (r.max_time_s > 0) {
+      s << ", " << r.max_time_s << " s";
+    }
+    if (r.patience > 0) {
+      s << ", patience " << r.patience;
+    }
+    s << "; batch " << r.batch_size << "; " << r.transferred << " transferred start points)"
+      << ", stopped by " << r.stop << "\n";
+  }
   for (std::size_t i = 0; i < e.candidates.size(); ++i) {
     const auto &r = e.candidates[i];
     s << "#" << i << " [" << r.config.to_string() << "] " << to_string(r.status);
@@ -299,6 +353,9 @@ std::string tuning_log(const cache_entry &e, double seconds) {
         << detail::format_ms(r.stats.stddev) << ")";
     } else if (!r.reason.empty()) {
       s << ": " << r.reason;
+    }
+    if (r.prepare_ms) {
+      s << " [prepared in " << detail::format_ms(*r.prepare_ms) << "]";
     }
     s << "\n";
   }

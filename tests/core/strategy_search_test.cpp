@@ -1,0 +1,227 @@
+// A tuner's search over a space larger than its budget: a strategy chooses what to measure, the
+// cache entry and the tuning log record how, transfer starts it from other keys' winners, and a
+// candidate preparer sees each batch before it is measured.
+
+#include "test_support.hpp"
+
+#include <tunekit/tunekit.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+using tunekit::config;
+using tunekit::config_space;
+using tunekit::key;
+using tunekit::source;
+using tunekit_test::log_capture;
+using tunekit_test::temp_dir;
+
+namespace {
+
+// 8^4 = 4096 configs; the optimum is at (a, b, c, d) = (5, 2, 6, 3) scaled by the key's n.
+config_space big_space() {
+  std::vector<tunekit::value> v;
+  for (int i = 0; i < 8; ++i) {
+    v.emplace_back(i);
+  }
+  return config_space::product({{"a", v}, {"b", v}, {"c", v}, {"d", v}});
+}
+
+double bowl(const config &c, const key &k) {
+  const auto n = k.size() > 0 ? k[0].as_int() % 3 : 0;
+  auto at = [&](const char *name, std::int64_t best) {
+    const auto d = static_cast<double>(c.get_int(name) - best);
+    return d * d;
+  };
+  return 1.0 + at("a", 5 - n) + 0.5 * at("b", 2) + at("c", 6) + 0.25 * at("d", 3);
+}
+
+// Records the order in which configs are measured.
+struct order_log {
+  std::shared_ptr<std::vector<config>> seen = std::make_shared<std::vector<config>>();
+  [[nodiscard]] tunekit::simulated_measurer::cost_function cost() const {
+    return [seen = seen](const config &c, const key &k) {
+      seen->push_back(c);
+      return bowl(c, k);
+    };
+  }
+};
+
+class strategy_search : public ::testing::Test {
+protected:
+  tunekit::tuner_options opts(std::size_t budget, tunekit::simulated_measurer::cost_function cost) {
+    meas = std::make_shared<tunekit::simulated_measurer>(std::move(cost));
+    auto o = tunekit_test::options(cache.path(), meas, log);
+    o.search.budget.max_evaluations = budget;
+    o.search.seed = 7;
+    return o;
+  }
+  static auto make(tunekit::tuner_options o) {
+    return tunekit::autotune(
+        "bowl", big_space(), [](int n) { return key{n}; }, tunekit::keep_all{},
+        [](int /*n*/, const config &c) { return c.get_int("a"); }, std::move(o));
+  }
+  temp_dir cache;
+  log_capture log;
+  std::shared_ptr<tunekit::simulated_measurer> meas;
+};
+
+TEST_F(strategy_search, a_space_beyond_the_budget_is_searched_within_it) {
+  auto f = make(opts(100, bowl));
+  EXPECT_EQ(f(3), 5);
+  EXPECT_EQ(f.tuner().last_source(), source::search);
+  EXPECT_LE(meas->candidates_measured(), 100U);
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e.has_value());
+  ASSERT_TRUE(e->search.has_value());
+  EXPECT_EQ(e->search->strategy, "hybrid");
+  EXPECT_EQ(e->search->seed, 7U);
+  EXPECT_EQ(e->search->max_evaluations, 100U);
+  EXPECT_EQ(e->search->space_size, 4096U);
+  EXPECT_EQ(e->search->evaluations, e->candidates.size());
+  EXPECT_EQ(e->search->evaluations, meas->candidates_measured());
+  EXPECT_EQ(e->search->stop, "evaluations");
+  // The optimum of this smooth bowl is found within 100 of 4096.
+  EXPECT_EQ(e->winner, (config{{"a", 5}, {"b", 2}, {"c", 6}, {"d", 3}})) << e->winner.to_string();
+  // The log says how the candidates were chosen; the entry reads back with its search record.
+  const auto path = f.tuner().cache_path(key{3});
+  const std::string log_text = tunekit_test::read_text(path.parent_path() / (path.stem().string() + ".log"));
+  EXPECT_NE(log_text.find("strategy hybrid seed 7: " + std::to_string(e->search->evaluations) +
+                          " of 4096 candidates measured"),
+            std::string::npos)
+      << log_text;
+  const auto back = tunekit::cache_entry_from_json(tunekit_test::read_text(path));
+  EXPECT_EQ(back.search, e->search);
+  // A second tuner is answered by the cache.
+  auto g = make(opts(100, bowl));
+  EXPECT_EQ(g(3), 5);
+  EXPECT_EQ(g.tuner().last_source(), source::cache);
+  EXPECT_EQ(meas->candidates_measured(), 0U);
+}
+
+TEST_F(strategy_search, a_space_within_the_budget_is_measured_whole) {
+  auto f = make(opts(4096, bowl));
+  EXPECT_EQ(f(3), 5);
+  EXPECT_EQ(meas->candidates_measured(), 4096U);
+  EXPECT_FALSE(f.tuner().last_search()->search.has_value());
+}
+
+TEST_F(strategy_search, the_same_seed_measures_the_same_candidates) {
+  order_log first;
+  order_log second;
+  auto f = make(opts(60, first.cost()));
+  static_cast<void>(f(3));
+  temp_dir other;
+  auto o = opts(60, second.cost());
+  o.env->cache_dir = other.path();
+  auto g = make(o);
+  static_cast<void>(g(3));
+  ASSERT_FALSE(first.seen->empty());
+  EXPECT_EQ(*first.seen, *second.seen);
+}
+
+TEST_F(strategy_search, start_configs_are_measured_first) {
+  order_log order;
+  auto o = opts(50, order.cost());
+  const config start{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}};
+  o.search.start_configs = {start, config{{"nope", 1}}};
+  auto f = make(o);
+  static_cast<void>(f(3));
+  ASSERT_FALSE(order.seen->empty());
+  EXPECT_EQ(order.seen->front(), start);
+  EXPECT_EQ(f.tuner().last_search()->search->transferred, 1U);
+}
+
+TEST_F(strategy_search, transfer_starts_from_the_winners_of_other_keys) {
+  auto f = make(opts(100, bowl));
+  EXPECT_EQ(f(4), 4); // key 4 shifts the optimum to a = 4
+  const config other_winner = f.tuner().last_search()->winner;
+  order_log order;
+  auto o = opts(40, order.cost());
+  o.search.transfer_from_cache = true;
+  auto g = make(o);
+  static_cast<void>(g(3));
+  ASSERT_FALSE(order.seen->empty());
+  EXPECT_EQ(order.seen->front(), other_winner);
+  EXPECT_EQ(g.tuner().last_search()->search->transferred, 3U); // the winner and two runners-up
+  // Without the option nothing is transferred.
+  temp_dir other;
+  auto p = opts(40, bowl);
+  p.env->cache_dir = other.path();
+  auto h = make(p);
+  static_cast<void>(h(3));
+  EXPECT_EQ(h.tuner().last_search()->search->transferred, 0U);
+}
+
+TEST_F(strategy_search, patience_stops_a_search_that_no_longer_improves) {
+  auto o = opts(500, [](const config &, const key &) { return 1.0; });
+  o.search.budget.patience = 10;
+  auto f = make(o);
+  static_cast<void>(f(3));
+  const auto s = f.tuner().last_search()->search;
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->stop, "patience");
+  EXPECT_EQ(s->evaluations, 11U);
+}
+
+TEST_F(strategy_search, an_unknown_strategy_is_an_error_naming_it) {
+  auto o = opts(10, bowl);
+  o.search.strategy = "annealing";
+  auto f = make(o);
+  try {
+    static_cast<void>(f(3));
+    FAIL() << "expected an error";
+  } catch (const tunekit::error &e) {
+    EXPECT_NE(std::string(e.what()).find("annealing"), std::string::npos) << e.what();
+  }
+}
+
+// A preparer that records the batches it is handed and says each took 2 ms.
+class recording_preparer final : public tunekit::candidate_preparer {
+public:
+  void prepare(std::span<const config> configs) override {
+    batches.emplace_back(configs.begin(), configs.end());
+  }
+  [[nodiscard]] std::optional<double> prepare_ms(const config & /*c*/) const override {
+    return 2.0;
+  }
+  std::vector<std::vector<config>> batches;
+};
+
+TEST_F(strategy_search, a_preparer_sees_every_batch_before_it_is_measured) {
+  auto prep = std::make_shared<recording_preparer>();
+  auto o = opts(4096, bowl);
+  o.preparer = prep;
+  auto f = make(o);
+  static_cast<void>(f(3));
+  ASSERT_EQ(prep->batches.size(), 1U); // exhaustive: everything at once, in measuring order
+  EXPECT_EQ(prep->batches[0].size(), 4096U);
+  EXPECT_EQ(prep->batches[0].front(), big_space()[0]);
+  const auto e = f.tuner().last_search();
+  EXPECT_EQ(e->candidates[0].prepare_ms, std::optional<double>(2.0));
+
+  auto prep2 = std::make_shared<recording_preparer>();
+  temp_dir other;
+  auto p = opts(64, bowl);
+  p.env->cache_dir = other.path();
+  p.preparer = prep2;
+  p.search.batch_size = 8;
+  auto g = make(p);
+  static_cast<void>(g(3));
+  ASSERT_FALSE(prep2->batches.empty());
+  std::size_t total = 0;
+  for (const auto &b : prep2->batches) {
+    EXPECT_LE(b.size(), 8U);
+    total += b.size();
+  }
+  EXPECT_EQ(total, g.tuner().last_search()->search->evaluations);
+  const std::string text = tunekit::tuning_log(*g.tuner().last_search(), 1.0);
+  EXPECT_NE(text.find("[prepared in 2 ms]"), std::string::npos) << text;
+}
+
+} // namespace
