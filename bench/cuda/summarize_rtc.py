@@ -44,6 +44,11 @@ def main():
         rows.append(("winner / cuBLAS fp32",
                      f"{cold['winner_tflops']:.1f} / {cold['cublas_tflops']:.1f} TFLOP/s"
                      f" ({100 * cold['winner_vs_cublas']:.1f}%)", ">= 95%"))
+        if "strategy" in gemm:
+            st = gemm["strategy"]
+            rows.append(("strategy (hybrid, 400 evaluations) / exhaustive winner",
+                         f"{st['fraction_of_exhaustive']:.3f} in {st['wall_s']:.1f} s"
+                         f" ({st['measured']} measured)", ""))
     if tri:
         rows.append(("Triton autotuner: space, tune cold / warm",
                      f"{tri['space_size']} configs, {tri['tune_cold_s']:.1f} / {tri['tune_warm_s']:.1f} s", ""))

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -97,6 +98,10 @@ int main(int argc, char **argv) {
       const auto candidates = example::spread(example::xgemm_candidates(full, m, n, k), limit);
       auto options = tunekit::cuda::make_tuner_options({.stream = stream});
       options.version = program->digest(); // an edit of the kernel retunes
+      options.preparer = tunekit::cuda::preparer(program); // compiles ahead of each measurement
+      // Beyond 1000 candidates the default strategy searches; it measures (and so compiles) a
+      // batch of candidates at a time, one per core.
+      options.search.batch_size = std::max(1U, std::thread::hardware_concurrency());
       // A limited space is another tuner: its winners must not answer for the whole space.
       const std::string name =
           "example.cuda_gemm_rtc" + (limit > 0 ? ".limit" + std::to_string(limit) : std::string());
@@ -112,7 +117,6 @@ int main(int argc, char **argv) {
 
       const auto before = program->summary();
       const auto t0 = std::chrono::steady_clock::now();
-      xgemm.prepare(candidates); // compiles ahead on the pool; returns at once
       tuned(a.get(), b.get(), c.get(), m, n, k, stream);
       TUNEKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
       const double wall_s =

@@ -803,4 +803,32 @@ void launch(loaded_function &f, const dim3 &grid, const dim3 &block, unsigned sh
 
 } // namespace rtc_detail
 
+namespace {
+
+class program_preparer final : public candidate_preparer {
+public:
+  explicit program_preparer(std::shared_ptr<kernel_program> program)
+      : m_program(std::move(program)) {}
+  void prepare(std::span<const config> configs) override { m_program->prepare(configs); }
+  [[nodiscard]] std::optional<double> prepare_ms(const config &c) const override {
+    const auto r = m_program->record(c);
+    if (!r || r->status == compile_status::pending) {
+      return std::nullopt;
+    }
+    return r->compile_ms;
+  }
+
+private:
+  std::shared_ptr<kernel_program> m_program;
+};
+
+} // namespace
+
+std::shared_ptr<candidate_preparer> preparer(std::shared_ptr<kernel_program> program) {
+  if (!program) {
+    throw error("tunekit::cuda::preparer: no kernel program");
+  }
+  return std::make_shared<program_preparer>(std::move(program));
+}
+
 } // namespace tunekit::cuda

@@ -22,8 +22,8 @@
 ///     });
 /// auto options = tunekit::cuda::make_tuner_options({.stream = stream});
 /// options.version = program->digest();             // a source edit retunes
+/// options.preparer = tunekit::cuda::preparer(program); // compile ahead while the GPU measures
 /// auto tuned = tunekit::autotune("scale", space, key_fn, tunekit::keep_all{}, scale, options);
-/// scale.prepare(space.configs());                  // compile ahead while the GPU measures
 /// tuned(x, y, n, stream);
 /// \endcode
 ///
@@ -35,6 +35,7 @@
 #include <tunekit/config.hpp>
 #include <tunekit/cuda/rtc_cache.hpp>
 #include <tunekit/log.hpp>
+#include <tunekit/measure.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -212,8 +213,8 @@ public:
   [[nodiscard]] std::string target();
 
   /// Schedules the compiles of `configs` on the pool, in order, and returns at once. Configs
-  /// already compiled or scheduled are skipped. The tuner calls it with the candidates it is about
-  /// to measure (`tuner_options::prepare`); call it yourself before the first tuned call otherwise.
+  /// already compiled or scheduled are skipped. The tuner calls it with each batch it is about
+  /// to measure when `tuner_options::preparer` is `preparer(program)`.
   void prepare(std::span<const config> configs);
 
   /// Compiles `c` now unless it is compiled or compiling (then waits for it), and returns its
@@ -236,6 +237,11 @@ private:
   struct impl;
   std::unique_ptr<impl> m_impl;
 };
+
+/// The tuner's `candidate_preparer` over `program` (`tuner_options::preparer`): each batch the
+/// tuner is about to measure is compiled ahead on the pool, and each candidate's compile time (or
+/// the time to read its cached binary) is recorded beside its measured time.
+[[nodiscard]] std::shared_ptr<candidate_preparer> preparer(std::shared_ptr<kernel_program> program);
 
 /// Grid, block and dynamic shared memory of one launch.
 struct launch_dims {
