@@ -99,14 +99,14 @@ std::optional<kernel_binary> kernel_cache::load(std::string_view key,
     try {
       const parsed_file f = parse_file(*bytes);
       const auto size = f.header["bytes"].get<std::size_t>();
-      if (f.header["key"] != key) {
+      if (f.header["key"].get<std::string>() != key) {
         problem = "made for key " + f.header["key"].get<std::string>();
-      } else if (f.header["target"] != target) {
+      } else if (f.header["target"].get<std::string>() != target) {
         problem = "made for " + f.header["target"].get<std::string>();
       } else if (f.payload.size() != size) {
         problem = "truncated: " + std::to_string(f.payload.size()) + " of " +
                   std::to_string(size) + " bytes";
-      } else if (tunekit::detail::sha256_hex(f.payload) != f.header["sha256"]) {
+      } else if (tunekit::detail::sha256_hex(f.payload) != f.header["sha256"].get<std::string>()) {
         problem = "checksum mismatch (corrupt binary)";
       } else {
         kernel_binary b;
