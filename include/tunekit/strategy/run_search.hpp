@@ -66,10 +66,10 @@ struct search_options {
   std::size_t batch_size = 1;
   /// Valid indices measured first, e.g. `transfer_indices` of winners of other devices or keys
   /// (counted as evaluations; invalid or repeated ones skipped).
-  std::vector<std::size_t> start_points;
+  std::vector<std::size_t> start_points{};
   /// Called after each batch with this rank's wish to stop for wall time; returns the decision all
   /// ranks take (e.g. a MAX all-reduce of the flag). Unset: the local wish decides.
-  std::function<bool(bool)> agree_stop;
+  std::function<bool(bool)> agree_stop{};
 };
 
 /// One evaluation, in the order made.
