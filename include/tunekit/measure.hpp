@@ -27,6 +27,14 @@ struct measure_policy {
   int warmup = 5;
   int runs = 10;
   statistic stat = statistic::mean;
+  /// Opt-in early stop for big spaces. With a factor f > 0, a candidate whose mean over its first
+  /// `early_stop_after` timed runs already exceeds f times the best score of the search so far
+  /// (`candidate_info::best_ms`) gets no more runs: the measurer returns those samples, and the
+  /// tuner records the candidate as ok with their statistics and the reason. 0: off (every
+  /// candidate gets `runs` timed runs). Must be 0 or at least 1.
+  double early_stop_factor = 0;
+  /// Timed runs before the early-stop check (at least 1; no check when it is `runs` or more).
+  int early_stop_after = 2;
   friend bool operator==(const measure_policy &, const measure_policy &) = default;
 };
 
@@ -52,13 +60,28 @@ struct candidate_info {
   const tunekit::config &config;
   std::size_t index; ///< position in the list being measured
   std::size_t count; ///< length of that list
+  /// The best valid score of this search so far on this rank, in milliseconds (+infinity before
+  /// the first): what `measure_policy::early_stop_factor` compares with.
+  double best_ms = std::numeric_limits<double>::infinity();
 };
+
+/// Whether the policy's early-stop check falls after `timed_runs` timed runs of a candidate: the
+/// early stop is on, there is a best score to compare with, exactly `early_stop_after` runs are
+/// done and more are due. A measurer that times asynchronously waits for those runs only then.
+[[nodiscard]] bool early_stop_due(const measure_policy &policy, double best_ms,
+                                  std::size_t timed_runs) noexcept;
+
+/// Whether a measurer stops a candidate now, having timed `samples_ms`: the check is due
+/// (`early_stop_due`) and their mean exceeds `early_stop_factor * best_ms`. Measurers ask after
+/// every timed run and return the samples when it answers true.
+[[nodiscard]] bool stop_early(const measure_policy &policy, double best_ms,
+                              std::span<const double> samples_ms) noexcept;
 
 /// Times one candidate. `run` performs one call of the tuned function with the candidate's config;
 /// the measurer calls it `policy.warmup` times, then `policy.runs` times timed, and returns one
-/// time in milliseconds per timed run. Exceptions from `run` propagate to the tuner, which records
-/// them as the candidate's failure; throw `fatal_candidate_error` for failures that must stop
-/// tuning.
+/// time in milliseconds per timed run (fewer when `stop_early` says so: the policy's early stop).
+/// Exceptions from `run` propagate to the tuner, which records them as the candidate's failure;
+/// throw `fatal_candidate_error` for failures that must stop tuning.
 class measurer {
 public:
   measurer() = default;

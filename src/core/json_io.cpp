@@ -2,6 +2,7 @@
 
 #include <tunekit/error.hpp>
 
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -80,8 +81,13 @@ json to_json(const hardware_info &hw) {
 }
 
 json to_json(const measure_policy &p) {
-  return json{
-      {"warmup", p.warmup}, {"runs", p.runs}, {"statistic", std::string(to_string(p.stat))}};
+  json j{{"warmup", p.warmup}, {"runs", p.runs}, {"statistic", std::string(to_string(p.stat))}};
+  // Only when on, so that entries written without an early stop read and compare as before.
+  if (p.early_stop_factor != 0) {
+    j["early_stop_factor"] = p.early_stop_factor;
+    j["early_stop_after"] = p.early_stop_after;
+  }
+  return j;
 }
 
 json to_json(const sample_stats &s) {
@@ -186,6 +192,17 @@ measure_policy policy_from_json(const json &j, std::string_view what) {
     p.stat = statistic::min;
   } else {
     bad(sub(what, "statistic"), "must be mean, median or min, not '" + s + "'");
+  }
+  if (j.contains("early_stop_factor")) {
+    p.early_stop_factor =
+        member(j, "early_stop_factor", json::value_t::number_float, what).get<double>();
+    if (!std::isfinite(p.early_stop_factor) || p.early_stop_factor < 1) {
+      bad(sub(what, "early_stop_factor"), "must be at least 1");
+    }
+    p.early_stop_after = static_cast<int>(int_member(j, "early_stop_after", what));
+    if (p.early_stop_after < 1) {
+      bad(sub(what, "early_stop_after"), "must be at least 1");
+    }
   }
   return p;
 }

@@ -59,9 +59,26 @@ sample_stats summarize(const std::vector<double> &samples_ms) {
   return st;
 }
 
+bool early_stop_due(const measure_policy &policy, double best_ms, std::size_t timed_runs) noexcept {
+  return policy.early_stop_factor > 0 && std::isfinite(policy.early_stop_factor) &&
+         std::isfinite(best_ms) && policy.early_stop_after >= 1 &&
+         timed_runs == static_cast<std::size_t>(policy.early_stop_after) &&
+         timed_runs < static_cast<std::size_t>(std::max(policy.runs, 0));
+}
+
+bool stop_early(const measure_policy &policy, double best_ms,
+                std::span<const double> samples_ms) noexcept {
+  if (!early_stop_due(policy, best_ms, samples_ms.size())) {
+    return false;
+  }
+  const double mean = std::accumulate(samples_ms.begin(), samples_ms.end(), 0.0) /
+                      static_cast<double>(samples_ms.size());
+  return mean > policy.early_stop_factor * best_ms;
+}
+
 host_measurer::host_measurer(std::function<void()> sync) : m_sync(std::move(sync)) {}
 
-std::vector<double> host_measurer::measure(const candidate_info & /*info*/,
+std::vector<double> host_measurer::measure(const candidate_info &info,
                                            detail::function_ref<void()> run,
                                            const measure_policy &policy) {
   for (int i = 0; i < policy.warmup; ++i) {
@@ -80,6 +97,9 @@ std::vector<double> host_measurer::measure(const candidate_info & /*info*/,
     }
     const auto t1 = std::chrono::steady_clock::now();
     samples.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (stop_early(policy, info.best_ms, samples)) {
+      break;
+    }
   }
   return samples;
 }
@@ -129,6 +149,9 @@ std::vector<double> simulated_measurer::measure(const candidate_info &info,
     run();
     const double noisy = cost * (1.0 + m_noise * standard_normal(m_state));
     samples.push_back(std::max(noisy, 0.0));
+    if (stop_early(policy, info.best_ms, samples)) {
+      break;
+    }
   }
   return samples;
 }

@@ -4,6 +4,7 @@
 #include "format.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -13,17 +14,24 @@ namespace tunekit::detail {
 namespace {
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
+// `2.5`: a factor in a message, in its shortest round-trip form.
+std::string format_factor(double f) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, f).ptr;
+  return std::string(buf, end);
+}
+
 // One candidate, measured and checked. A failure is recorded with its reason; a fatal one
-// propagates.
+// propagates. `best_ms` is this rank's best score so far, for the policy's early stop.
 candidate_record measure_one(const search_input &in, std::size_t i, std::size_t done,
-                             std::size_t planned) {
+                             std::size_t planned, double best_ms) {
   const config &c = in.candidates[i];
   candidate_record r;
   r.config = c;
   try {
     auto run_once = [&] { in.run(c); };
-    const auto samples =
-        in.meas.measure(candidate_info{in.tuner, in.k, c, done, planned}, run_once, in.policy);
+    const auto samples = in.meas.measure(candidate_info{in.tuner, in.k, c, done, planned, best_ms},
+                                         run_once, in.policy);
     r.stats = summarize(samples);
     if (!in.check(c)) {
       r.status = candidate_status::wrong_result;
@@ -31,6 +39,13 @@ candidate_record measure_one(const search_input &in, std::size_t i, std::size_t 
     } else {
       r.status = candidate_status::ok;
       r.time_ms = r.stats.score(in.policy.stat);
+      const auto runs = static_cast<std::size_t>(in.policy.runs);
+      if (in.policy.early_stop_factor > 0 && samples.size() < runs) {
+        r.reason = "stopped early after " + std::to_string(samples.size()) + " of " +
+                   std::to_string(runs) + " runs (" + format_ms(r.stats.mean) + " > " +
+                   format_factor(in.policy.early_stop_factor) + " x best " + format_ms(best_ms) +
+                   ")";
+      }
     }
   } catch (const fatal_candidate_error &) {
     throw;
@@ -113,7 +128,7 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
     }
     candidate_record &r = st.records[i];
     try {
-      r = measure_one(in, i, st.done, st.planned);
+      r = measure_one(in, i, st.done, st.planned, st.best_time);
     } catch (const fatal_candidate_error &e) {
       st.fatal.emplace(in.what + ": candidate #" + std::to_string(i) + " (" +
                        in.candidates[i].to_string() + ") failed and left the device unusable; " +
@@ -136,7 +151,7 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
       std::string line = in.what + ": candidate " + std::to_string(st.done) + "/" +
                          std::to_string(st.planned) + " [" + r.config.to_string() + "] ";
       line += r.status == candidate_status::ok
-                  ? format_ms(r.time_ms)
+                  ? format_ms(r.time_ms) + (r.reason.empty() ? "" : " (" + r.reason + ")")
                   : std::string(to_string(r.status)) + ": " + r.reason;
       if (st.best) {
         line += "; best so far " + format_ms(st.best_time) + " [" +
@@ -242,8 +257,8 @@ search_result measure_and_pick(const search_input &in) {
     }
     out.winner = *winner;
   } else { // a strategy within the budget
-    const std::string name = in.settings.strategy.empty() ? std::string(default_strategy_name)
-                                                          : in.settings.strategy;
+    const std::string name =
+        in.settings.strategy.empty() ? std::string(default_strategy_name) : in.settings.strategy;
     auto strat = make_strategy(name);
     st.planned = std::min(kept.size(), in.settings.budget.max_evaluations);
     search_options so;

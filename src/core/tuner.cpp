@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <unordered_map>
 
@@ -268,6 +269,12 @@ tuner::tuner(std::string name, config_space space, tuner_options options) {
     throw error("tuner '" + name +
                 "': the measurement policy needs at least one timed run and "
                 "no negative warmup");
+  }
+  if (!(options.policy.early_stop_factor == 0 || options.policy.early_stop_factor >= 1) ||
+      !std::isfinite(options.policy.early_stop_factor) || options.policy.early_stop_after < 1) {
+    throw error("tuner '" + name +
+                "': the measurement policy's early stop needs a factor of 0 (off) or at least 1 "
+                "and at least one run before it");
   }
   m = std::make_unique<impl>(std::move(name), std::move(space), std::move(options));
 }

@@ -119,11 +119,16 @@ std::string to_json(const cache_entry &e) {
   j["timestamp"] = e.timestamp;
   if (e.search) {
     const search_record &r = *e.search;
-    j["search"] = json{{"strategy", r.strategy},       {"seed", r.seed},
-                       {"max_evaluations", r.max_evaluations}, {"max_time_s", r.max_time_s},
-                       {"patience", r.patience},       {"batch_size", r.batch_size},
-                       {"space_size", r.space_size},   {"evaluations", r.evaluations},
-                       {"stop", r.stop},               {"transferred", r.transferred}};
+    j["search"] = json{{"strategy", r.strategy},
+                       {"seed", r.seed},
+                       {"max_evaluations", r.max_evaluations},
+                       {"max_time_s", r.max_time_s},
+                       {"patience", r.patience},
+                       {"batch_size", r.batch_size},
+                       {"space_size", r.space_size},
+                       {"evaluations", r.evaluations},
+                       {"stop", r.stop},
+                       {"transferred", r.transferred}};
   }
   return j.dump(2) + "\n";
 }
@@ -215,8 +220,8 @@ cache_entry cache_entry_from_json(std::string_view text) {
     r.strategy = detail::string_member(sj, "strategy", "search");
     r.seed = static_cast<std::uint64_t>(count("seed"));
     r.max_evaluations = count("max_evaluations");
-    r.max_time_s = detail::member(sj, "max_time_s", json::value_t::number_float, "search")
-                       .get<double>();
+    r.max_time_s =
+        detail::member(sj, "max_time_s", json::value_t::number_float, "search").get<double>();
     r.patience = count("patience");
     r.batch_size = count("batch_size");
     r.space_size = count("space_size");
@@ -288,7 +293,7 @@ std::filesystem::path winner_cache::entry_path(const function_identity &fn, cons
 }
 
 load_result<cache_entry> winner_cache::load(const function_identity &fn, const hardware_info &hw,
-                                           const key &k) const {
+                                            const key &k) const {
   load_result<cache_entry> out;
   out.path = entry_path(fn, hw, k);
   std::error_code ec;
@@ -326,11 +331,15 @@ load_result<cache_entry> winner_cache::load(const function_identity &fn, const h
 
 std::string tuning_log(const cache_entry &e, double seconds) {
   std::ostringstream s;
-  s << e.timestamp << " tuner '" << e.function.name << "' version '" << e.function.version
-    << "'\n"
+  s << e.timestamp << " tuner '" << e.function.name << "' version '" << e.function.version << "'\n"
     << "key " << e.key.to_string() << "\nhardware " << e.hardware.to_string() << "\n"
     << "measurer " << e.measurer << ", " << e.policy.warmup << " warmup + " << e.policy.runs
-    << " timed runs, " << to_string(e.policy.stat) << "\n";
+    << " timed runs, " << to_string(e.policy.stat);
+  if (e.policy.early_stop_factor != 0) {
+    s << ", early stop after " << e.policy.early_stop_after << " runs beyond "
+      << e.policy.early_stop_factor << " x best";
+  }
+  s << "\n";
   if (e.search) {
     const search_record &r = *e.search;
     s << "strategy " << r.strategy << " seed " << r.seed << ": " << r.evaluations << " of "
@@ -351,6 +360,9 @@ std::string tuning_log(const cache_entry &e, double seconds) {
       s << " " << detail::format_ms(r.time_ms) << " (min " << detail::format_ms(r.stats.min)
         << ", max " << detail::format_ms(r.stats.max) << ", stddev "
         << detail::format_ms(r.stats.stddev) << ")";
+      if (!r.reason.empty()) {
+        s << "; " << r.reason;
+      }
     } else if (!r.reason.empty()) {
       s << ": " << r.reason;
     }

@@ -117,7 +117,7 @@ std::size_t event_measurer::flush_bytes() const noexcept {
   return m_resources->flush_bytes;
 }
 
-std::vector<double> event_measurer::measure(const candidate_info & /*info*/,
+std::vector<double> event_measurer::measure(const candidate_info &info,
                                             detail::function_ref<void()> run,
                                             const measure_policy &policy) {
   if (policy.runs < 1 || policy.warmup < 0) {
@@ -135,14 +135,35 @@ std::vector<double> event_measurer::measure(const candidate_info & /*info*/,
     throw_error(stale, "cuda measurer: before the first run");
   }
 
-  for (int i = 0; i < policy.warmup; ++i) {
+  // One untimed run: a warmup run, and after the early-stop check the run that fills the stream
+  // again, so that the next timed run starts behind queued work as the others did.
+  const auto untimed = [&](const std::string &name) {
     if (m_options.rotate) {
       m_options.rotate();
     }
     run();
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-      fail(e, stream, run_name(false, i, policy.warmup));
+      fail(e, stream, name);
     }
+  };
+  // Waits for the first `n` timed runs and reads their times.
+  const auto read = [&](int n) {
+    const auto last = static_cast<std::size_t>(2 * n - 1);
+    if (const cudaError_t e = cudaEventSynchronize(r.events[last]); e != cudaSuccess) {
+      fail(e, stream, "cuda measurer: waiting for the timed runs");
+    }
+    std::vector<double> samples(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, r.events[2 * i], r.events[2 * i + 1]),
+            "cuda measurer: reading a timed run");
+      samples[i] = static_cast<double>(ms);
+    }
+    return samples;
+  };
+
+  for (int i = 0; i < policy.warmup; ++i) {
+    untimed(run_name(false, i, policy.warmup));
   }
   for (int i = 0; i < policy.runs; ++i) {
     if (m_options.rotate) {
@@ -159,20 +180,16 @@ std::vector<double> event_measurer::measure(const candidate_info & /*info*/,
       fail(e, stream, run_name(true, i, policy.runs));
     }
     check(cudaEventRecord(r.events[s + 1], stream), "cuda measurer: recording a stop event");
+    // The policy's early stop: the only wait before the last run, and only when it is due.
+    if (early_stop_due(policy, info.best_ms, static_cast<std::size_t>(i + 1))) {
+      auto done = read(i + 1);
+      if (stop_early(policy, info.best_ms, done)) {
+        return done;
+      }
+      untimed("the run after the early-stop check");
+    }
   }
-
-  const auto last = static_cast<std::size_t>(2 * policy.runs - 1);
-  if (const cudaError_t e = cudaEventSynchronize(r.events[last]); e != cudaSuccess) {
-    fail(e, stream, "cuda measurer: waiting for the timed runs");
-  }
-  std::vector<double> samples(static_cast<std::size_t>(policy.runs));
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, r.events[2 * i], r.events[2 * i + 1]),
-          "cuda measurer: reading a timed run");
-    samples[i] = static_cast<double>(ms);
-  }
-  return samples;
+  return read(policy.runs);
 }
 
 } // namespace tunekit::cuda

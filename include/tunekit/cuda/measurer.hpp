@@ -35,6 +35,11 @@ struct event_measurer_options {
 /// between two events on `options.stream`, optionally with an L2 flush before each timed run.
 /// Returns milliseconds per timed run.
 ///
+/// With the policy's early stop (`measure_policy::early_stop_factor`) it waits for the first
+/// `early_stop_after` timed runs, and returns them when their mean exceeds the factor times
+/// `candidate_info::best_ms`; otherwise one untimed run refills the stream and the timed runs go
+/// on. Without it, nothing waits before the last run.
+///
 /// After every run it checks `cudaGetLastError`, and after the last one it waits for the stream;
 /// a CUDA error there is thrown as `check` does (see error.hpp): a bad launch fails only the
 /// candidate, an illegal address stops tuning with `fatal_candidate_error`.
