@@ -91,6 +91,37 @@ TEST_F(event_measurer_test, times_the_device_not_the_launch) {
   EXPECT_NEAR(t_long, 0.4, 0.1);
 }
 
+TEST_F(event_measurer_test, early_stop_returns_the_first_runs_of_a_slow_candidate) {
+  event_measurer m({.stream = stream()});
+  int calls = 0;
+  auto run = [&] {
+    ++calls;
+    TUNEKIT_CUDA_CHECK(launch_spin(200'000, stream())); // 0.2 ms
+  };
+  auto p = policy(1, 8);
+  p.early_stop_factor = 2.0;
+  p.early_stop_after = 3;
+  const tunekit::key k{1};
+  const tunekit::config c{{"x", 1}};
+  // 0.2 ms against a best of 0.01 ms: stopped after 3 timed runs.
+  const auto slow = m.measure(tunekit::candidate_info{"test", k, c, 0, 1, 0.01}, run, p);
+  EXPECT_EQ(slow.size(), 3U);
+  EXPECT_EQ(calls, 1 + 3);
+  for (double ms : slow) {
+    EXPECT_GE(ms, 0.19);
+  }
+  // Within the factor: every run, and one untimed run after the check refills the stream.
+  calls = 0;
+  const auto kept = m.measure(tunekit::candidate_info{"test", k, c, 0, 1, 1.0}, run, p);
+  EXPECT_EQ(kept.size(), 8U);
+  EXPECT_EQ(calls, 1 + 8 + 1);
+  EXPECT_NEAR(median(kept), 0.2, 0.05);
+  // No best yet: no check, nothing waits before the last run.
+  calls = 0;
+  EXPECT_EQ(measure(m, run, p).size(), 8U);
+  EXPECT_EQ(calls, 1 + 8);
+}
+
 TEST_F(event_measurer_test, rotates_inputs_before_every_run) {
   device_buffer a(1024);
   device_buffer b(1024);
