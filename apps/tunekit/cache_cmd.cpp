@@ -61,14 +61,21 @@ void print_entry(const cache_entry &e) {
   std::cout << "  function  " << e.function.name << " (version '" << e.function.version
             << "')\n  key       " << e.key.to_string() << "\n  hardware  " << e.hardware.to_string()
             << "\n  measured  " << e.timestamp << " by " << e.measurer << ", " << e.policy.warmup
-            << " warmup + " << e.policy.runs << " timed runs, " << to_string(e.policy.stat)
-            << ", world size " << e.world_size << "\n";
+            << " warmup + " << e.policy.runs << " timed runs, " << to_string(e.policy.stat);
+  if (e.policy.early_stop_factor != 0) {
+    std::cout << ", early stop after " << e.policy.early_stop_after << " runs beyond "
+              << e.policy.early_stop_factor << " x best";
+  }
+  std::cout << ", world size " << e.world_size << "\n";
   for (std::size_t i = 0; i < e.candidates.size(); ++i) {
     const auto &c = e.candidates[i];
     std::cout << (i == e.winner_index ? "  * " : "    ") << "#" << i << " [" << c.config.to_string()
               << "] " << to_string(c.status);
     if (c.status == candidate_status::ok) {
       std::cout << " " << detail::format_ms(c.time_ms);
+      if (!c.reason.empty()) {
+        std::cout << " (" << c.reason << ")";
+      }
     } else if (!c.reason.empty()) {
       std::cout << ": " << c.reason;
     }

@@ -1,7 +1,7 @@
 #pragma once
 // The subcommands of `tunekit`, one file each (cache_cmd.cpp, artifact_cmd.cpp, table_cmd.cpp,
-// device_cmd.cpp) over library operations; main.cpp only wires them to CLI11. Each returns the
-// exit code: 0 success, 1 something checked is bad. Errors throw (main.cpp exits 2).
+// device_cmd.cpp, kernels_cmd.cpp) over library operations; main.cpp only wires them to CLI11. Each
+// returns the exit code: 0 success, 1 something checked is bad. Errors throw (main.cpp exits 2).
 
 #include <tunekit/winner_cache.hpp>
 
@@ -65,6 +65,14 @@ struct table_export_options {
   std::string out;                          ///< empty or "-": stdout
 };
 [[nodiscard]] int table_export(const global_options &g, const table_export_options &o);
+
+/// `kernels list | clear` (kernels_cmd.cpp, built only with the cuda backend).
+struct kernels_options {
+  bool json = false;
+  double older_than_days = -1; ///< `clear`: only binaries written before that; < 0: all
+};
+[[nodiscard]] int kernels_list(const global_options &g, const kernels_options &o);
+[[nodiscard]] int kernels_clear(const global_options &g, const kernels_options &o);
 
 struct device_options {
   bool json = false;

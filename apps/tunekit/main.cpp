@@ -1,6 +1,6 @@
 // `tunekit`: inspect and manage what tunekit keeps on disk (winner caches, offline artifacts,
-// lookup tables) and report this machine's devices. See docs/cli.md. This file only wires CLI11
-// to the subcommands (commands.hpp); each subcommand has its own options struct.
+// lookup tables, compiled kernels) and report this machine's devices. See docs/cli.md. This file
+// only wires CLI11 to the subcommands (commands.hpp); each subcommand has its own options struct.
 //
 // Exit codes: 0 success; 1 something checked is bad (a cache entry, an artifact, a table); 2 an
 // error (a missing directory, an unwritable file); CLI11's own codes for usage errors.
@@ -78,6 +78,25 @@ void add_table(CLI::App &app, const global_options &g, table_check_options &chec
   e->callback([&] { rc = table_export(g, out); });
 }
 
+#ifdef TUNEKIT_CLI_KERNELS
+// `kernels list|clear`: the compile cache of runtime-compiled kernels (cuda backend only).
+void add_kernels(CLI::App &app, const global_options &g, kernels_options &o, int &rc) {
+  auto *kernels =
+      app.add_subcommand("kernels", "compiled kernels of the compile cache")->require_subcommand(1);
+  auto *list = kernels->add_subcommand("list", "one line per compiled kernel, BAD for a bad file");
+  json_flag(list, o.json);
+  list->callback([&] { rc = kernels_list(g, o); });
+  auto *clear = kernels->add_subcommand("clear", "remove compiled kernels");
+  clear
+      ->add_option("--older-than", o.older_than_days,
+                   "only those written more than DAYS days ago (fractions allowed)")
+      ->option_text("DAYS")
+      ->check(CLI::NonNegativeNumber);
+  json_flag(clear, o.json);
+  clear->callback([&] { rc = kernels_clear(g, o); });
+}
+#endif
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -99,6 +118,11 @@ int main(int argc, char **argv) {
   table_check_options table_check;
   table_export_options table_export;
   add_table(app, global, table_check, table_export, rc);
+
+#ifdef TUNEKIT_CLI_KERNELS
+  kernels_options kernels;
+  add_kernels(app, global, kernels, rc);
+#endif
 
   device_options dev;
   auto *d = app.add_subcommand("device", "identity and hardware digest of this machine");

@@ -1,7 +1,7 @@
 // The `tunekit` command, run as a process: a winner cache filled by real tuners (simulated
 // timings) is listed, shown, exported to artifacts and tables, checked, and cleared.
 
-#include "test_support.hpp"
+#include "cli_support.hpp"
 
 #include <tunekit/artifact.hpp>
 #include <tunekit/lookup_table.hpp>
@@ -10,9 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 using json = nlohmann::json;
 using tunekit::config;
@@ -21,42 +19,16 @@ using tunekit_test::temp_dir;
 
 namespace {
 
-struct result {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
+using result = tunekit_test::cli_result;
 
-std::string quote(const std::string &s) {
-  std::string q = "'";
-  for (char c : s) {
-    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  }
-  return q + "'";
-}
+std::string quote(const std::string &s) { return tunekit_test::shell_quote(s); }
 
 class cli_test : public ::testing::Test {
 protected:
   // Runs `tunekit --cache-dir <cache> args...`.
   result run(const std::string &args, bool with_cache = true) const {
-    const auto err_file = scratch.path() / "stderr.txt";
-    const std::string cmd = quote(TUNEKIT_CLI) +
-                            (with_cache ? " --cache-dir " + quote(cache.path().string()) : "") +
-                            " " + args + " 2>" + quote(err_file.string());
-    result r;
-    FILE *p = ::popen(cmd.c_str(), "r");
-    if (p == nullptr) {
-      return r;
-    }
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
-      r.out.append(buf, n);
-    }
-    const int status = ::pclose(p);
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = tunekit_test::read_text(err_file);
-    return r;
+    return tunekit_test::run_cli(args, with_cache ? cache.path() : std::filesystem::path(),
+                                 scratch.path() / "stderr.txt");
   }
 
   // Two keys of "scale" and one of "other" in the cache; BLOCK=512 is fastest, then 1024.
@@ -300,6 +272,27 @@ TEST_F(cli_test, table_export_to_a_bare_file_name_writes_it_in_the_working_direc
   ASSERT_EQ(ok.rc, 0) << ok.err;
   EXPECT_EQ(tunekit::lookup_table::load(scratch.path() / "t.json").size(), 2U);
   EXPECT_NE(run("table export --top-k 0").rc, 0);
+}
+
+TEST_F(cli_test, cache_show_gives_the_early_stop_and_why_a_candidate_stopped) {
+  auto meas = std::make_shared<tunekit::simulated_measurer>(tunekit_test::block_cost);
+  auto o = tunekit_test::options(cache.path(), meas, log);
+  o.policy.early_stop_factor = 1.5;
+  // 256 (3 ms), then 512 (1 ms), then 1024 (2 ms): the last stops after two runs.
+  auto f = tunekit::autotune(
+      "early", tunekit::config_space::product({{"BLOCK", {256, 512, 1024}}}),
+      [](int n) { return key{n}; }, tunekit::keep_all{}, [](int, const config &) {}, o);
+  f(1024);
+  const auto r = run("cache show");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("mean, early stop after 2 runs beyond 1.5 x best, world size 1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("#2 [BLOCK=1024] ok 2 ms (stopped early after 2 of 10 runs (2 ms > 1.5 x "
+                       "best 1 ms))"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(json::parse(run("cache show --json").out)[0]["policy"]["early_stop_factor"], 1.5);
 }
 
 TEST_F(cli_test, usage_errors_exit_non_zero) {
