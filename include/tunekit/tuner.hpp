@@ -158,6 +158,10 @@ struct tuner_options {
   std::map<std::string, std::string> template_hashes{};
 };
 
+namespace detail {
+struct tuner_access;
+} // namespace detail
+
 /// The type-erased tuner: config space, winners in memory, winner cache, measurement.
 /// Thread-safe: concurrent calls may resolve different keys; one search runs at a time.
 class tuner final {
@@ -176,15 +180,8 @@ public:
   /// Where the winner cache entry of `k` lives (whether or not it exists).
   [[nodiscard]] std::filesystem::path cache_path(const key &k) const;
 
-  /// The in-process winner of `k`, or nullptr. `hot` is the call path of `tuned_function`: a hit
-  /// is recorded as the last source (memory), and when every call is verbose (`TUNEKIT_VERBOSE`)
-  /// it returns nullptr so that `resolve` reports the hit.
-  [[nodiscard]] const config *find(const key &k, bool hot = false) const noexcept {
-    const detail::winner *w = find_winner(k, hot);
-    return w != nullptr ? &w->cfg : nullptr;
-  }
-  /// The same lookup, giving the stored winner (with its decoded form, see `tunekit::decoded`).
-  [[nodiscard]] const detail::winner *find_winner(const key &k, bool hot = false) const noexcept;
+  /// The in-process winner of `k`, or nullptr (the pointer stays valid until `forget`).
+  [[nodiscard]] const config *find(const key &k) const noexcept;
 
   /// Full resolution of `k` (memory, cache, artifact, lookup table, default, search; see
   /// docs/function_tuner.md). `default_fn`, when given, answers after the artifact and the table.
@@ -199,12 +196,6 @@ public:
 
   /// The lookup table this tuner consults, or nullptr.
   [[nodiscard]] const tunekit::lookup_table *table() const noexcept;
-
-  /// The config of an `autotune=false` call: the space's first config with the pinned values.
-  [[nodiscard]] config disabled_config(const call_options &o) const;
-
-  /// Rethrows an exception of key_fn as `tunekit::error` naming the tuner.
-  [[noreturn]] void key_fn_failed(std::exception_ptr e) const;
 
   /// Source that answered the most recent resolution (memory hits on the hot path included).
   [[nodiscard]] source last_source() const noexcept;
@@ -223,16 +214,51 @@ public:
   [[nodiscard]] bool armed() const noexcept;
   /// Keys called in deferred mode before `arm`, in first-call order.
   [[nodiscard]] std::vector<key> recorded_keys() const;
-  /// The measurer this tuner times candidates with.
-  [[nodiscard]] tunekit::measurer &measurer() const noexcept;
-  /// Makes `c` the in-process winner of `k` (the contextual tuner hands its winners over this way).
-  /// Returns the stored config, valid for the tuner's lifetime.
-  const config &remember(const key &k, const config &c);
 
 private:
+  friend struct detail::tuner_access;
+
+  // The plumbing of `tuned_function`, `tunable_kernel` and `contextual_tuner`, reached through
+  // `detail::tuner_access`.
+  [[nodiscard]] const detail::winner *find_winner(const key &k, bool hot) const noexcept;
+  [[nodiscard]] config disabled_config(const call_options &o) const;
+  [[noreturn]] void key_fn_failed(std::exception_ptr e) const;
+  [[nodiscard]] tunekit::measurer &measurer() const noexcept;
+  const config &remember(const key &k, const config &c);
+
   struct impl;
   std::unique_ptr<impl> m;
 };
+
+namespace detail {
+
+/// What the templates over a `tuner` (`tuned_function`, `tunable_kernel`) and the contextual tuner
+/// need from it, kept out of its public interface (as nvbench's `state` befriends its runner).
+struct tuner_access {
+  /// The in-process winner of `k`, or nullptr. `hot` is the call path of `tuned_function`: a hit
+  /// is recorded as the last source (memory), and when every call is verbose (`TUNEKIT_VERBOSE`)
+  /// it returns nullptr so that `resolve` reports the hit.
+  [[nodiscard]] static const winner *find_winner(const tuner &t, const key &k, bool hot) noexcept {
+    return t.find_winner(k, hot);
+  }
+  /// The config of an `autotune=false` call: the space's first config with the pinned values.
+  [[nodiscard]] static config disabled_config(const tuner &t, const call_options &o) {
+    return t.disabled_config(o);
+  }
+  /// Rethrows an exception of key_fn as `tunekit::error` naming the tuner.
+  [[noreturn]] static void key_fn_failed(const tuner &t, std::exception_ptr e) {
+    t.key_fn_failed(std::move(e));
+  }
+  /// The measurer the tuner times candidates with.
+  [[nodiscard]] static tunekit::measurer &measurer(const tuner &t) noexcept { return t.measurer(); }
+  /// Makes `c` the in-process winner of `k` (the contextual tuner hands its winners over this
+  /// way). Returns the stored config, valid for the tuner's lifetime.
+  static const config &remember(tuner &t, const key &k, const config &c) {
+    return t.remember(k, c);
+  }
+};
+
+} // namespace detail
 
 /// A prune function that keeps every config.
 struct keep_all {
@@ -333,7 +359,7 @@ public:
     try {
       return key(std::invoke(m_key_fn, args...));
     } catch (...) {
-      m_tuner->key_fn_failed(std::current_exception());
+      detail::tuner_access::key_fn_failed(*m_tuner, std::current_exception());
     }
   }
 
@@ -342,12 +368,13 @@ public:
       if (o.pinned.empty()) {
         return invoke_with(m_tuner->space()[0], args...);
       }
-      const config c = m_tuner->disabled_config(o);
+      const config c = detail::tuner_access::disabled_config(*m_tuner, o);
       return invoke_with(c, args...);
     }
     const key k = key_of(std::as_const(args)...);
     if (o.pinned.empty() && !o.verbose) [[likely]] {
-      if (const detail::winner *w = m_tuner->find_winner(k, true)) [[likely]] {
+      if (const detail::winner *w = detail::tuner_access::find_winner(*m_tuner, k, true))
+          [[likely]] {
         if constexpr (detail::is_decoded<Fn>::value) {
           using decoded_type = std::remove_cvref_t<decltype(m_fn.decode(w->cfg))>;
           const void *tag = &detail::type_tag<decoded_type>;

@@ -160,7 +160,7 @@ bool contextual_tuner::measure_launch(const plan &p, detail::function_ref<void()
   const config &c = e.candidates[index];
   s.progressed = true;
   try {
-    const auto samples = e.kernel->measurer().measure(
+    const auto samples = detail::tuner_access::measurer(*e.kernel).measure(
         candidate_info{e.kernel->name(), e.k, c, index, e.candidates.size()}, run,
         measure_policy{.warmup = 0, .runs = 1, .stat = statistic::mean});
     const double t = summarize(samples).mean;
@@ -270,7 +270,7 @@ void contextual_tuner::finish() {
       }
       const std::size_t best = *winner;
       const config &w = e.candidates[best];
-      e.kernel->remember(e.k, w);
+      detail::tuner_access::remember(*e.kernel, e.k, w);
       s.winners.emplace_back(impl::name_of(e), w);
       s.write_log(impl::name_of(e) + ": best config #" + std::to_string(best) + " [" +
                   w.to_string() + "] " + detail::format_ms(e.means[best]));

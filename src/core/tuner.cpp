@@ -292,6 +292,11 @@ std::filesystem::path tuner::cache_path(const key &k) const {
   return m->cache.entry_path(identity(), m->hw, k);
 }
 
+const config *tuner::find(const key &k) const noexcept {
+  const detail::winner *w = m->memory.find(k);
+  return w != nullptr ? &w->cfg : nullptr;
+}
+
 const detail::winner *tuner::find_winner(const key &k, bool hot) const noexcept {
   if (!hot) {
     return m->memory.find(k);

@@ -119,7 +119,7 @@ TEST_P(resolution, the_first_source_that_answers_wins_and_is_named) {
   }
   auto f = make(options(r, cost));
   if (r.memory) {
-    f.tuner().remember(key{4096}, config{{"BLOCK", in_memory}});
+    tunekit::detail::tuner_access::remember(f.tuner(), key{4096}, config{{"BLOCK", in_memory}});
   }
   if (r.with_default) {
     auto g = f.with_default([](int) { return config{{"BLOCK", in_default}}; });
