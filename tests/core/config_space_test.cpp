@@ -11,17 +11,9 @@
 using tunekit::config;
 using tunekit::config_space;
 using tunekit::parameter;
+using tunekit_test::error_of;
 
 namespace {
-template <class F> std::string error_of(F f) {
-  try {
-    f();
-  } catch (const tunekit::error &e) {
-    return e.what();
-  }
-  return {};
-}
-
 std::vector<std::string> texts(const config_space &s) {
   std::vector<std::string> out;
   for (const auto &c : s) {

@@ -10,18 +10,7 @@
 
 using tunekit::config;
 using tunekit::value;
-
-namespace {
-// The message of the tunekit::error `f` throws, or "" when it throws nothing.
-template <class F> std::string error_of(F f) {
-  try {
-    f();
-  } catch (const tunekit::error &e) {
-    return e.what();
-  }
-  return {};
-}
-} // namespace
+using tunekit_test::error_of;
 
 TEST(config, typed_getters) {
   config c{{"BLOCK", 256}, {"alpha", 2.5}, {"fast", true}, {"algo", "tiled"}};

@@ -1,5 +1,6 @@
-// The only test file that touches the process environment: each test saves the variables it sets
-// and restores them, so the rest of the suite never depends on the order tests run in.
+// TUNEKIT_* variables read by environment::from_env(): each test saves the variables it sets and
+// restores them, so the rest of the suite never depends on the order tests run in (as
+// launcher_test.cpp does for the launcher's variables).
 
 #include "test_support.hpp"
 

@@ -1,7 +1,8 @@
 #pragma once
-// Helpers shared by the core tests: a temporary directory removed at scope exit, a log sink that
-// records what a tuner reports, and a tuner_options builder that never reads the process
-// environment (fresh cache directory, fixed hardware, simulated measurer).
+// Helpers shared by the core tests: a temporary directory removed at scope exit, environment
+// variables set for a scope, a log sink that records what a tuner reports, and a tuner_options
+// builder that never reads the process environment (fresh cache directory, fixed hardware, a
+// single process, simulated measurer).
 
 #include <tunekit/tunekit.hpp>
 
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -49,6 +51,50 @@ public:
 
 private:
   std::filesystem::path m_path;
+};
+
+/// The message of the `tunekit::error` that `f` throws, empty when it throws none.
+template <class F> std::string error_of(F f) {
+  try {
+    f();
+  } catch (const tunekit::error &e) {
+    return e.what();
+  }
+  return {};
+}
+
+/// Environment variables for a scope: each of `cleared` is unset and each of `set` is set; all of
+/// them get their previous value (or absence) back at scope exit.
+class scoped_env {
+public:
+  explicit scoped_env(std::vector<std::string> cleared,
+                      std::vector<std::pair<std::string, std::string>> set = {}) {
+    for (const auto &[name, value] : set) {
+      cleared.push_back(name);
+    }
+    for (const auto &name : cleared) {
+      const char *v = std::getenv(name.c_str()); // NOLINT(concurrency-mt-unsafe): tests are serial
+      m_saved.emplace_back(name, v != nullptr ? std::optional<std::string>(v) : std::nullopt);
+      ::unsetenv(name.c_str());
+    }
+    for (const auto &[name, value] : set) {
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ~scoped_env() {
+    for (auto it = m_saved.rbegin(); it != m_saved.rend(); ++it) {
+      if (it->second) {
+        ::setenv(it->first.c_str(), it->second->c_str(), 1);
+      } else {
+        ::unsetenv(it->first.c_str());
+      }
+    }
+  }
+  scoped_env(const scoped_env &) = delete;
+  scoped_env &operator=(const scoped_env &) = delete;
+
+private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> m_saved;
 };
 
 /// Records every line a tuner logs.
