@@ -51,11 +51,13 @@ struct job {
   int size = 1;
   int local_rank = 0;
   bool mpi = false;
+  tunekit::launcher_info launcher{}; // read once, in bootstrap
 };
 
 // Rank identity and the ncclUniqueId of rank 0, over MPI or a shared file.
 job bootstrap(int &argc, char **&argv, ncclUniqueId &id) {
   job j;
+  j.launcher = tunekit::launcher_info::from_env();
 #if defined(TUNEKIT_BENCH_WITH_MPI)
   MPI_Init(&argc, &argv);
   j.mpi = true;
@@ -72,7 +74,7 @@ job bootstrap(int &argc, char **&argv, ncclUniqueId &id) {
 #else
   static_cast<void>(argc);
   static_cast<void>(argv);
-  const auto l = tunekit::launcher_info::from_env();
+  const auto &l = j.launcher;
   j.rank = l.rank;
   j.size = l.world_size;
   j.local_rank = l.local_rank;
@@ -298,8 +300,10 @@ int main(int argc, char **argv) {
     const double init_ms = ms_since(t_init);
     json mine;
     {
-      tunekit::nccl::communicator comm(
-          nc, stream, {.timeout = std::chrono::seconds(120), .local_rank = jb.local_rank});
+      tunekit::nccl::communicator comm(nc, stream,
+                                       {.timeout = std::chrono::seconds(120),
+                                        .local_rank = jb.local_rank,
+                                        .launcher = jb.launcher});
       mine["rank"] = comm.rank();
       mine["local_rank"] = comm.local_rank();
       mine["device"] = comm.device();

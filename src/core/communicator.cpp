@@ -5,7 +5,10 @@
 namespace tunekit {
 
 namespace {
-// The only process-wide state of the core, set by the application (never from the environment).
+// The registry: process-wide, set only by the application (never from the environment). The
+// core's other process-wide state is the running contextual tuner (contextual.cpp), the console
+// lock of default_log_sink (log.cpp) and the temporary-file counter of atomic writes
+// (winner_cache.cpp).
 std::atomic<communicator *> g_default{nullptr};
 std::atomic<communicator_fallback> g_fallback{nullptr};
 } // namespace

@@ -68,8 +68,10 @@ communicator::communicator(ncclComm_t comm, cudaStream_t stream, communicator_op
     }
     m_local_rank = *m_options.local_rank;
   } else {
-    const launcher_info l = launcher_info::from_env();
-    m_local_rank = l.world_size == m_size && l.rank == m_rank ? l.local_rank : m_rank;
+    const launcher_info &l = m_options.launcher;
+    const bool same_world =
+        l.world_size == m_size && l.rank == m_rank && l.local_rank >= 0 && l.local_rank < m_size;
+    m_local_rank = same_world ? l.local_rank : m_rank;
   }
 }
 

@@ -83,15 +83,43 @@ TEST_F(NcclTwoGpus, RankSizeDeviceAndLocalRank) {
         EXPECT_EQ(c.rank(), r);
         EXPECT_EQ(c.size(), ranks);
         EXPECT_EQ(c.device(), r);
-        EXPECT_EQ(c.local_rank(), r); // no launcher variables: the rank
+        EXPECT_EQ(c.local_rank(), r); // no launcher: the rank
       },
-      {});
+      {.launcher = {}});
   for (int r = 0; r < ranks; ++r) {
     tunekit::nccl::communicator c(m_comms[r], m_streams[r], {.local_rank = 1 - r});
     EXPECT_EQ(c.local_rank(), 1 - r);
   }
   EXPECT_THROW(tunekit::nccl::communicator(m_comms[0], m_streams[0], {.local_rank = 2}),
                tunekit::error);
+}
+
+TEST_F(NcclTwoGpus, LocalRankFromTheLauncherInTheOptions) {
+  using tunekit::launcher_info;
+  using tunekit::launcher_kind;
+  for (int r = 0; r < ranks; ++r) {
+    // A launcher whose world is this communicator: its local rank.
+    const launcher_info same{launcher_kind::torchrun, r, 1 - r, ranks};
+    tunekit::nccl::communicator c(m_comms[r], m_streams[r], {.launcher = same});
+    EXPECT_EQ(c.local_rank(), 1 - r);
+    // Another world (a larger job, or another rank): the rank, so that only rank 0 writes.
+    const launcher_info larger{launcher_kind::torchrun, r, 1, 4};
+    EXPECT_EQ(
+        tunekit::nccl::communicator(m_comms[r], m_streams[r], {.launcher = larger}).local_rank(),
+        r);
+    const launcher_info other_rank{launcher_kind::torchrun, 1 - r, 1, ranks};
+    EXPECT_EQ(tunekit::nccl::communicator(m_comms[r], m_streams[r], {.launcher = other_rank})
+                  .local_rank(),
+              r);
+    // No launcher: the rank.
+    EXPECT_EQ(tunekit::nccl::communicator(m_comms[r], m_streams[r], {.launcher = {}}).local_rank(),
+              r);
+    // An explicit local rank wins over the launcher.
+    EXPECT_EQ(
+        tunekit::nccl::communicator(m_comms[r], m_streams[r], {.local_rank = 0, .launcher = same})
+            .local_rank(),
+        0);
+  }
 }
 
 TEST_F(NcclTwoGpus, MaxAndMinAreElementWiseOverRanksAndBuffersGrow) {

@@ -18,6 +18,7 @@
 /// \endcode
 
 #include <tunekit/communicator.hpp>
+#include <tunekit/launcher.hpp>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -36,10 +37,15 @@ struct communicator_options {
   /// every further collective, and the application should `ncclCommAbort` the `ncclComm_t`.
   std::chrono::milliseconds timeout{0};
   /// Rank among this communicator's ranks on the same node (local rank 0 writes the node's winner
-  /// cache). Unset: the launcher's `LOCAL_RANK` (`tunekit::launcher_info::from_env()`) when the
-  /// launcher's world is this communicator (same rank, same size), else `rank()`, so that only
-  /// rank 0 writes. Set it for a communicator over a subset of the job's ranks.
+  /// cache). Set it for a communicator over a subset of the job's ranks. Unset: `launcher`'s local
+  /// rank when the launcher's world is this communicator (same rank, same size), else `rank()`,
+  /// so that only rank 0 writes.
   std::optional<int> local_rank{};
+  /// The launcher that started this process. The default reads the launcher's variables
+  /// (`LOCAL_RANK`, ...) where these options are built, by the caller; the communicator's
+  /// constructor reads no environment. Pass `tunekit::launcher_info{}` to read nothing (then only
+  /// rank 0 writes unless `local_rank` is set).
+  launcher_info launcher = launcher_info::from_env();
 };
 
 /// A `tunekit::communicator` over `comm`, with its collectives on `stream`. Building one is not
