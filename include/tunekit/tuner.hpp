@@ -25,6 +25,8 @@
 #include <tunekit/strategy/strategy.hpp>
 #include <tunekit/winner_cache.hpp>
 
+#include <atomic>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <map>
@@ -226,6 +228,9 @@ private:
   [[nodiscard]] tunekit::measurer &measurer() const noexcept;
   const config &remember(const key &k, const config &c);
 
+  // Bumped by every change of the in-process winners (see `detail::winner_memo`); kept here, not
+  // in `impl`, so that the hot path reads it without another indirection.
+  std::atomic<std::uint64_t> m_generation{0};
   struct impl;
   std::unique_ptr<impl> m;
 };
@@ -240,6 +245,20 @@ struct tuner_access {
   /// it returns nullptr so that `resolve` reports the hit.
   [[nodiscard]] static const winner *find_winner(const tuner &t, const key &k, bool hot) noexcept {
     return t.find_winner(k, hot);
+  }
+  /// The hot path: the winner `memo` remembers when it is still current for `k`, else a lookup
+  /// (`find_winner(t, k, true)`) whose hit the memo then remembers. A memo hit reads two cache
+  /// lines: the tuner's generation and the winner.
+  [[nodiscard]] static const winner *find_hot(const tuner &t, const winner_memo &memo,
+                                              const key &k) noexcept {
+    if (const winner *w = memo.find(k, t.m_generation.load(std::memory_order_acquire))) [[likely]] {
+      return w;
+    }
+    const winner *w = t.find_winner(k, true);
+    if (w != nullptr) {
+      memo.remember(w);
+    }
+    return w;
   }
   /// The config of an `autotune=false` call: the space's first config with the pinned values.
   [[nodiscard]] static config disabled_config(const tuner &t, const call_options &o) {
@@ -373,7 +392,7 @@ public:
     }
     const key k = key_of(std::as_const(args)...);
     if (o.pinned.empty() && !o.verbose) [[likely]] {
-      if (const detail::winner *w = detail::tuner_access::find_winner(*m_tuner, k, true))
+      if (const detail::winner *w = detail::tuner_access::find_hot(*m_tuner, m_memo, k))
           [[likely]] {
         if constexpr (detail::is_decoded<Fn>::value) {
           using decoded_type = std::remove_cvref_t<decltype(m_fn.decode(w->cfg))>;
@@ -425,6 +444,7 @@ private:
   CheckFn m_check_fn;
   [[no_unique_address]] DefaultFn m_default_fn;
   call_options m_defaults;
+  detail::winner_memo m_memo; // the last winner this function served
 };
 
 /// Wraps `fn(args..., const config&)` so that its config is chosen by measurement.

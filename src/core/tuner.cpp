@@ -68,7 +68,7 @@ struct tuner::impl {
   std::atomic<std::size_t> searches{0};
   std::optional<cache_entry> last_search;
 
-  impl(std::string n, config_space s, tuner_options o)
+  impl(std::string n, config_space s, tuner_options o, std::atomic<std::uint64_t> &generation)
       : name(std::move(n)), space(std::move(s)), opts(std::move(o)),
         env(opts.env ? *opts.env : environment::from_env()),
         hw(opts.hardware ? *opts.hardware : host_hardware()), deps(core_dependencies()),
@@ -76,7 +76,7 @@ struct tuner::impl {
         log(opts.log ? opts.log : default_log_sink(),
             opts.launcher ? *opts.launcher : launcher_info::from_env(), env.log_dir,
             "tuner '" + name + "'"),
-        armed(opts.mode == tuning_mode::eager) {
+        armed(opts.mode == tuning_mode::eager), memory(generation) {
     for (const auto &[k, v] : opts.dependencies) {
       deps[k] = v;
     }
@@ -276,7 +276,7 @@ tuner::tuner(std::string name, config_space space, tuner_options options) {
                 "': the measurement policy's early stop needs a factor of 0 (off) or at least 1 "
                 "and at least one run before it");
   }
-  m = std::make_unique<impl>(std::move(name), std::move(space), std::move(options));
+  m = std::make_unique<impl>(std::move(name), std::move(space), std::move(options), m_generation);
 }
 
 tuner::~tuner() = default;
@@ -304,9 +304,14 @@ const detail::winner *tuner::find_winner(const key &k, bool hot) const noexcept 
   if (m->env.verbose) {
     return nullptr;
   }
+  // The generation is read before the lookup: see winner_map.
+  const std::uint64_t generation = m_generation.load(std::memory_order_acquire);
   const detail::winner *w = m->memory.find(k);
-  if (w != nullptr && m->last.load(std::memory_order_relaxed) != source::memory) {
-    m->last.store(source::memory, std::memory_order_relaxed);
+  if (w != nullptr) {
+    w->verified.store(generation, std::memory_order_relaxed);
+    if (m->last.load(std::memory_order_relaxed) != source::memory) {
+      m->last.store(source::memory, std::memory_order_relaxed);
+    }
   }
   return w;
 }

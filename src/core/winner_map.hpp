@@ -14,6 +14,7 @@
 #include <tunekit/key.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,7 +23,12 @@ namespace tunekit::detail {
 
 class winner_map final {
 public:
-  winner_map() { m_table.store(make_table(16), std::memory_order_release); }
+  /// `generation` counts the changes of the map (an insert, a clear); it is bumped after each
+  /// change is published, so a reader that loads it before a lookup and records it on the winner
+  /// found (`winner::verified`) never marks a replaced or dropped winner as current.
+  explicit winner_map(std::atomic<std::uint64_t> &generation) : m_generation(generation) {
+    m_table.store(make_table(16), std::memory_order_release);
+  }
   winner_map(const winner_map &) = delete;
   winner_map &operator=(const winner_map &) = delete;
 
@@ -49,20 +55,28 @@ public:
     auto &head = t->buckets[h & t->mask];
     // A replaced key is shadowed: the new node goes first and lookups stop at it.
     auto n = std::make_unique<node>(
-        node{k, std::make_shared<winner>(c), h, head.load(std::memory_order_relaxed)});
+        node{k, std::make_shared<winner>(k, c), h, head.load(std::memory_order_relaxed)});
     const node *raw = n.get();
     t->nodes.push_back(std::move(n));
     head.store(raw, std::memory_order_release);
     ++m_size;
+    m_generation.fetch_add(1, std::memory_order_acq_rel);
     return *raw->w;
   }
 
-  /// Drops every winner. Not safe against concurrent `find`.
+  /// Drops every winner. Not safe against concurrent `find`. The winners themselves stay alive
+  /// until the map is destroyed, since a caller may still remember one (`winner_memo`).
   void clear() {
     const std::lock_guard lock(m_mutex);
+    for (const auto &t : m_owned) {
+      for (const auto &n : t->nodes) {
+        m_retired.push_back(n->w);
+      }
+    }
     m_owned.clear();
     m_size = 0;
     m_table.store(make_table(16), std::memory_order_release);
+    m_generation.fetch_add(1, std::memory_order_acq_rel);
   }
 
 private:
@@ -109,8 +123,10 @@ private:
 
   std::atomic<table *> m_table{nullptr};
   std::vector<std::unique_ptr<table>> m_owned; // every table ever published
+  std::vector<std::shared_ptr<winner>> m_retired; // winners dropped by `clear`
   std::size_t m_size = 0;
   std::mutex m_mutex;
+  std::atomic<std::uint64_t> &m_generation;
 };
 
 } // namespace tunekit::detail
