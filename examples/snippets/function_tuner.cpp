@@ -39,3 +39,21 @@ auto space = tunekit::config_space::product(
     {[](const tunekit::config& c) {
       return c.get_int("MWG") % (c.get_int("MDIMC") * c.get_int("VWM")) == 0; }});
 // page end
+
+namespace decoded_configs {
+void launch_scale(const float *, float *, std::int64_t, int, int) {}
+std::int64_t key_fn(const float *, float *, std::int64_t n) { return n; }
+bool prune_fn(const tunekit::config &, const float *, float *, std::int64_t) { return true; }
+const tunekit::config_space space = tunekit::config_space::product(
+    {{"BLOCK", {256, 512}}, {"threads", {64, 128}}});
+
+// page: docs/function_tuner.md block 4
+struct sizes { int block, threads; };
+
+auto tuned = tunekit::autotune("scale", space, key_fn, prune_fn,
+    tunekit::decoded{[](const tunekit::config& c) {
+                       return sizes{int(c.get_int("BLOCK")), int(c.get_int("threads"))}; },
+                     [](const float* x, float* y, std::int64_t n, const sizes& s) {
+                       launch_scale(x, y, n, s.block, s.threads); }});
+// page end
+} // namespace decoded_configs
