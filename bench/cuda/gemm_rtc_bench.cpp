@@ -47,8 +47,11 @@ double seconds_since(clock_type::time_point t0) {
 }
 
 nlohmann::json summary_json(const tunekit::cuda::compile_summary &s) {
-  return {{"configs", s.configs},       {"compiled", s.compiled}, {"cache_hits", s.cache_hits},
-          {"failed", s.failed},         {"compile_cpu_s", s.compile_ms / 1e3},
+  return {{"configs", s.configs},
+          {"compiled", s.compiled},
+          {"cache_hits", s.cache_hits},
+          {"failed", s.failed},
+          {"compile_cpu_s", s.compile_ms / 1e3},
           {"wait_for_compile_s", s.wait_ms / 1e3}};
 }
 
@@ -117,8 +120,8 @@ int main(int argc, char **argv) {
   std::filesystem::path cache_dir = cache_arg;
   const bool own_cache = cache_arg.empty();
   if (own_cache) {
-    cache_dir = std::filesystem::temp_directory_path() /
-                ("tunekit-gemm-rtc-" + std::to_string(::getpid()));
+    cache_dir =
+        std::filesystem::temp_directory_path() / ("tunekit-gemm-rtc-" + std::to_string(::getpid()));
   }
   std::error_code ec;
   std::filesystem::remove_all(cache_dir / "kernels", ec); // cold
@@ -158,8 +161,7 @@ int main(int argc, char **argv) {
     j["policy"] = {{"warmup", warmup}, {"runs", runs}};
     j["compile_threads"] = cores;
     std::printf("space %s: %zu configs, %zu candidates at %d^3, %u compile threads\n",
-                j["space"].get<std::string>().c_str(), full.size(), candidates.size(), size,
-                cores);
+                j["space"].get<std::string>().c_str(), full.size(), candidates.size(), size, cores);
 
     // (1) The pool against one thread, on a spread of the candidates, without the cache.
     const auto sample = example::spread(candidates, speedup_configs);

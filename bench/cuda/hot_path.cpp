@@ -83,19 +83,19 @@ int main(int argc, char **argv) {
     int block;
     int threads;
   };
-  auto tuned_decoded = tunekit::autotune(
-      "bench.cuda_hot_path_decoded", example::scale_space(), example::scale_key,
-      example::scale_prune,
-      tunekit::decoded{[](const tunekit::config &c) {
-                         return sizes{static_cast<int>(c.get_int("BLOCK")),
-                                      static_cast<int>(c.get_int("threads"))};
-                       },
-                       [](const float *xs, float *ys, float a, std::int64_t len, cudaStream_t s,
-                          const sizes &z) {
-                         TUNEKIT_CUDA_CHECK(
-                             example::launch_scale(xs, ys, a, len, z.block, z.threads, s));
-                       }},
-      options);
+  auto tuned_decoded =
+      tunekit::autotune("bench.cuda_hot_path_decoded", example::scale_space(), example::scale_key,
+                        example::scale_prune,
+                        tunekit::decoded{[](const tunekit::config &c) {
+                                           return sizes{static_cast<int>(c.get_int("BLOCK")),
+                                                        static_cast<int>(c.get_int("threads"))};
+                                         },
+                                         [](const float *xs, float *ys, float a, std::int64_t len,
+                                            cudaStream_t s, const sizes &z) {
+                                           TUNEKIT_CUDA_CHECK(example::launch_scale(
+                                               xs, ys, a, len, z.block, z.threads, s));
+                                         }},
+                        options);
   tuned_decoded(x.get(), y.get(), 2.5f, n, stream);
 
   auto drain = [&] { TUNEKIT_CUDA_CHECK(cudaStreamSynchronize(stream)); };

@@ -68,13 +68,13 @@ int main(int argc, char **argv) {
     def.entry = "scale";
     auto program = std::make_shared<tunekit::cuda::kernel_program>(
         def, tunekit::cuda::compile_options{.use_cache = false});
-    auto kernel = tunekit::cuda::make_runtime_kernel<const float *, float *, float, int,
-                                                     cudaStream_t>(
-        program, [](const tunekit::config &c) { return static_cast<int>(c.get_int("ELEMS")); },
-        [](const int &elems, const float *, float *, float, int len, cudaStream_t) {
-          return tunekit::cuda::launch_dims{.grid = dim3(blocks(len, elems)),
-                                            .block = dim3(threads)};
-        });
+    auto kernel =
+        tunekit::cuda::make_runtime_kernel<const float *, float *, float, int, cudaStream_t>(
+            program, [](const tunekit::config &c) { return static_cast<int>(c.get_int("ELEMS")); },
+            [](const int &elems, const float *, float *, float, int len, cudaStream_t) {
+              return tunekit::cuda::launch_dims{.grid = dim3(blocks(len, elems)),
+                                                .block = dim3(threads)};
+            });
     auto options = tunekit::cuda::make_tuner_options({.stream = stream});
     options.use_disk_cache = false;
     options.env = tunekit::environment{};

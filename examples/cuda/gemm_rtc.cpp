@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
       // The candidates of this shape: the space the tuner measures, and what it compiles ahead.
       const auto candidates = example::spread(example::xgemm_candidates(full, m, n, k), limit);
       auto options = tunekit::cuda::make_tuner_options({.stream = stream});
-      options.version = program->digest(); // an edit of the kernel retunes
+      options.version = program->digest();                 // an edit of the kernel retunes
       options.preparer = tunekit::cuda::preparer(program); // compiles ahead of each measurement
       // Beyond 1000 candidates the default strategy searches; it measures (and so compiles) a
       // batch of candidates at a time, one per core.
@@ -105,8 +105,8 @@ int main(int argc, char **argv) {
       // A limited space is another tuner: its winners must not answer for the whole space.
       const std::string name =
           "example.cuda_gemm_rtc" + (limit > 0 ? ".limit" + std::to_string(limit) : std::string());
-      auto tuned = tunekit::autotune(name, tunekit::config_space(candidates),
-                                     example::xgemm_key, example::xgemm_prune, xgemm, options)
+      auto tuned = tunekit::autotune(name, tunekit::config_space(candidates), example::xgemm_key,
+                                     example::xgemm_prune, xgemm, options)
                        .with_check([&](const float *, const float *, float *out, int, int, int,
                                        cudaStream_t s, const tunekit::config &) {
                          const bool ok =

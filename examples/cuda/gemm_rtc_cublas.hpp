@@ -8,13 +8,13 @@ namespace example {
 
 /// C[m][n] = sum_k A[k][m] B[k][n]: column-major C (ldc M) = A (M x K, lda M) * B^T (B is N x K
 /// column major, ldb N), on the handle's stream with plain fp32 math.
-inline void xgemm_reference(const cublas_handle &h, const float *a, const float *b, float *c,
-                            int m, int n, int k) {
+inline void xgemm_reference(const cublas_handle &h, const float *a, const float *b, float *c, int m,
+                            int n, int k) {
   const float one = 1.0f;
   const float zero = 0.0f;
-  check_cublas(cublasSgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &one, a, m, b, n, &zero, c,
-                           m),
-               "cublasSgemm");
+  check_cublas(
+      cublasSgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_T, m, n, k, &one, a, m, b, n, &zero, c, m),
+      "cublasSgemm");
 }
 
 } // namespace example

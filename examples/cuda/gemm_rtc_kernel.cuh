@@ -25,8 +25,8 @@
 #define TK_DEVICE __device__ __forceinline__
 #endif
 
-#if !defined(MWG) || !defined(NWG) || !defined(KWG) || !defined(MDIMC) || !defined(NDIMC) ||      \
-    !defined(MDIMA) || !defined(NDIMB) || !defined(KWI) || !defined(VWM) || !defined(VWN) ||      \
+#if !defined(MWG) || !defined(NWG) || !defined(KWG) || !defined(MDIMC) || !defined(NDIMC) ||       \
+    !defined(MDIMA) || !defined(NDIMB) || !defined(KWI) || !defined(VWM) || !defined(VWN) ||       \
     !defined(STRM) || !defined(STRN) || !defined(SA) || !defined(SB)
 #error "every Xgemm parameter must be defined (-DMWG=... -DSB=...)"
 #endif
@@ -58,9 +58,7 @@ static_assert(VWM == 1 || VWM == 2 || VWM == 4 || VWM == 8, "VWM is 1, 2, 4 or 8
 static_assert(VWN == 1 || VWN == 2 || VWN == 4 || VWN == 8, "VWN is 1, 2, 4 or 8");
 
 // W floats read and written as one (or, for 8, two) vector accesses.
-template <int W> struct alignas(W * 4 > 16 ? 16 : W * 4) vec {
-  float v[W];
-};
+template <int W> struct alignas(W * 4 > 16 ? 16 : W * 4) vec { float v[W]; };
 using vm = vec<VWM>;
 using vn = vec<VWN>;
 
@@ -214,8 +212,8 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
 #endif
   }
 
-  float *c_tile = c + static_cast<long long>(blockIdx.y) * NWG * m +
-                  static_cast<long long>(blockIdx.x) * MWG;
+  float *c_tile =
+      c + static_cast<long long>(blockIdx.y) * NWG * m + static_cast<long long>(blockIdx.x) * MWG;
 #pragma unroll
   for (int ni = 0; ni < nwi / VWN; ++ni) {
 #pragma unroll

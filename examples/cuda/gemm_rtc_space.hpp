@@ -76,19 +76,18 @@ struct xgemm_tiles {
 };
 
 inline xgemm_tiles xgemm_tiles_of(const tunekit::config &c) {
-  return xgemm_tiles{static_cast<unsigned>(c.get_int("MWG")),
-                     static_cast<unsigned>(c.get_int("NWG")),
-                     static_cast<unsigned>(c.get_int("MDIMC")),
-                     static_cast<unsigned>(c.get_int("NDIMC"))};
+  return xgemm_tiles{
+      static_cast<unsigned>(c.get_int("MWG")), static_cast<unsigned>(c.get_int("NWG")),
+      static_cast<unsigned>(c.get_int("MDIMC")), static_cast<unsigned>(c.get_int("NDIMC"))};
 }
 
 /// Grid (M / MWG, N / NWG), block (MDIMC, NDIMC).
 inline tunekit::cuda::launch_dims xgemm_dims(const xgemm_tiles &t, const float * /*a*/,
                                              const float * /*b*/, float * /*c*/, int m, int n,
                                              int /*k*/, cudaStream_t /*stream*/) {
-  return tunekit::cuda::launch_dims{.grid = dim3(static_cast<unsigned>(m) / t.mwg,
-                                                 static_cast<unsigned>(n) / t.nwg),
-                                    .block = dim3(t.mdimc, t.ndimc)};
+  return tunekit::cuda::launch_dims{
+      .grid = dim3(static_cast<unsigned>(m) / t.mwg, static_cast<unsigned>(n) / t.nwg),
+      .block = dim3(t.mdimc, t.ndimc)};
 }
 
 /// The kernel's source file and entry point; every config field becomes a `-D` definition.

@@ -44,16 +44,16 @@ struct candidate_record {
 
 /// How a search chose its candidates, when a strategy did (the space was larger than the budget).
 struct search_record {
-  std::string strategy;          ///< "hybrid", "tpe", ...
-  std::uint64_t seed = 0;        ///< the strategy's seed
+  std::string strategy;   ///< "hybrid", "tpe", ...
+  std::uint64_t seed = 0; ///< the strategy's seed
   std::size_t max_evaluations = 0;
-  double max_time_s = 0;         ///< 0: no wall-time limit
-  std::size_t patience = 0;      ///< 0: none
+  double max_time_s = 0;    ///< 0: no wall-time limit
+  std::size_t patience = 0; ///< 0: none
   std::size_t batch_size = 1;
-  std::size_t space_size = 0;    ///< kept candidates the strategy chose among
-  std::size_t evaluations = 0;   ///< distinct candidates measured
-  std::string stop;              ///< why it stopped: evaluations, time, patience, exhausted
-  std::size_t transferred = 0;   ///< start points taken from other devices or keys
+  std::size_t space_size = 0;  ///< kept candidates the strategy chose among
+  std::size_t evaluations = 0; ///< distinct candidates measured
+  std::string stop;            ///< why it stopped: evaluations, time, patience, exhausted
+  std::size_t transferred = 0; ///< start points taken from other devices or keys
   friend bool operator==(const search_record &, const search_record &) = default;
 };
 
@@ -134,9 +134,9 @@ public:
   /// Every `*.json` entry file, optionally of one function.
   [[nodiscard]] std::vector<std::filesystem::path> list(std::string_view function = {}) const;
 
-  /// The entry stored in the file `path` (e.g. one of `list()`), validated: readable, a valid entry,
-  /// and named by its own identity (`<cache_digest>.json`). Never throws for a bad file: the status
-  /// says whether it was missing, unreadable, invalid or misnamed (`identity_mismatch`).
+  /// The entry stored in the file `path` (e.g. one of `list()`), validated: readable, a valid
+  /// entry, and named by its own identity (`<cache_digest>.json`). Never throws for a bad file: the
+  /// status says whether it was missing, unreadable, invalid or misnamed (`identity_mismatch`).
   [[nodiscard]] static load_result<cache_entry> read(const std::filesystem::path &path);
 
   /// Removes the entries of `function` (every entry when empty) and their tuning logs; returns the

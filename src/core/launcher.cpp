@@ -80,8 +80,6 @@ std::string launcher_info::to_string() const {
          std::to_string(local_rank) + ", " + std::string(tunekit::to_string(kind)) + ")";
 }
 
-std::string launcher_info::log_file_name() const {
-  return "rank-" + std::to_string(rank) + ".log";
-}
+std::string launcher_info::log_file_name() const { return "rank-" + std::to_string(rank) + ".log"; }
 
 } // namespace tunekit

@@ -45,8 +45,8 @@ void rank_log::file(std::string_view text) const {
     m_file.open(path(), std::ios::app);
     if (!m_file) {
       m_failed = true;
-      m_sink(log_level::warning, m_owner + ": cannot write " + path().string() +
-                                     "; per-rank log lines are dropped");
+      m_sink(log_level::warning,
+             m_owner + ": cannot write " + path().string() + "; per-rank log lines are dropped");
       return;
     }
   }

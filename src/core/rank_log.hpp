@@ -29,7 +29,9 @@ public:
   /// A line for the rank's file only (when the file is kept).
   void file(std::string_view text) const;
   /// Whether lines go to the rank's file.
-  [[nodiscard]] bool keeps_file() const noexcept { return m_always_file || m_launcher.multi_rank(); }
+  [[nodiscard]] bool keeps_file() const noexcept {
+    return m_always_file || m_launcher.multi_rank();
+  }
   /// The rank's file: `<dir>/rank-<rank>.log`.
   [[nodiscard]] std::filesystem::path path() const;
   [[nodiscard]] const launcher_info &launcher() const noexcept { return m_launcher; }

@@ -113,7 +113,7 @@ std::optional<proposal> from_artifact(const resolve_sources &s, const resolve_ca
   }
   if (problem.empty()) {
     i = index_of_equivalent(c.candidates, with_pins(r.value->config, c.o.pinned));
-    problem = !i           ? "its config is not a candidate of this call"
+    problem = !i            ? "its config is not a candidate of this call"
               : !c.kept[*i] ? "prune_fn rejects its config for this call"
                             : "";
   }
@@ -135,8 +135,8 @@ std::vector<std::size_t> table_choices(const resolve_sources &s, const resolve_c
   }
   const std::string p = table_params(params);
   const std::string op = s.opts.op_name.empty() ? s.name : s.opts.op_name;
-  for (const std::string &tk : {tunekit::table_key(s.hw.name, c.k, p, op),
-                                tunekit::table_key("", c.k, p, op)}) {
+  for (const std::string &tk :
+       {tunekit::table_key(s.hw.name, c.k, p, op), tunekit::table_key("", c.k, p, op)}) {
     const auto *entries = s.table->find(tk);
     if (entries == nullptr) {
       continue;

@@ -35,8 +35,9 @@ struct resolve_sources {
 
 /// One call being resolved.
 struct resolve_call {
-  const key &k;      ///< key_fn's key (lookup table keys are built from it)
-  const key &pinned; ///< the key with the call's pinned values appended (cache and artifact identity)
+  const key &k; ///< key_fn's key (lookup table keys are built from it)
+  const key
+      &pinned; ///< the key with the call's pinned values appended (cache and artifact identity)
   const call_options &o;
   const std::vector<config> &candidates; ///< the space with the pinned values applied
   const std::vector<bool> &kept;         ///< what prune_fn keeps

@@ -171,11 +171,11 @@ struct tuner::impl {
   void write_artifact(const cache_entry &e, const call_options &o) const {
     const std::size_t input_values = e.key.size() - 2 * o.pinned.size();
     try {
-      const auto path = store_artifact(
-          env.artifact_dir,
-          make_artifact(opts.artifact_name, e,
-                        opts.key_names.size() == input_values ? opts.key_names
-                                                              : std::vector<std::string>{}));
+      const auto path =
+          store_artifact(env.artifact_dir, make_artifact(opts.artifact_name, e,
+                                                         opts.key_names.size() == input_values
+                                                             ? opts.key_names
+                                                             : std::vector<std::string>{}));
       log.info(context(e.key) + ": wrote artifact " + path.string());
     } catch (const error &err) {
       throw error(context(e.key) +
@@ -207,8 +207,8 @@ struct tuner::impl {
     }
     const bool declared = o.pinned.empty();
     auto found = detail::measure_and_pick(
-        {name, what, k, cands, kept, comm, opts.parallel_split, *meas, opts.policy, run, check,
-         log, verbose, opts.search, opts.preparer.get(), start,
+        {name, what, k, cands, kept, comm, opts.parallel_split, *meas, opts.policy, run, check, log,
+         verbose, opts.search, opts.preparer.get(), start,
          declared ? space.parameters() : std::vector<parameter>{}});
     cache_entry e;
     e.function = {name, opts.version};
@@ -448,8 +448,6 @@ std::vector<key> tuner::recorded_keys() const {
 
 measurer &tuner::measurer() const noexcept { return *m->meas; }
 
-const config &tuner::remember(const key &k, const config &c) {
-  return m->memory.insert(k, c).cfg;
-}
+const config &tuner::remember(const key &k, const config &c) { return m->memory.insert(k, c).cfg; }
 
 } // namespace tunekit

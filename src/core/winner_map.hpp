@@ -122,7 +122,7 @@ private:
   }
 
   std::atomic<table *> m_table{nullptr};
-  std::vector<std::unique_ptr<table>> m_owned; // every table ever published
+  std::vector<std::unique_ptr<table>> m_owned;    // every table ever published
   std::vector<std::shared_ptr<winner>> m_retired; // winners dropped by `clear`
   std::size_t m_size = 0;
   std::mutex m_mutex;

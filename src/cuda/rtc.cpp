@@ -115,8 +115,7 @@ nvrtc_output run_nvrtc(const kernel_definition &d, const std::vector<std::string
   for (const auto &o : options) {
     opts.push_back(o.c_str());
   }
-  const nvrtcResult r =
-      nvrtcCompileProgram(prog.get(), static_cast<int>(opts.size()), opts.data());
+  const nvrtcResult r = nvrtcCompileProgram(prog.get(), static_cast<int>(opts.size()), opts.data());
   if (r != NVRTC_SUCCESS) {
     const std::string log = prog.log();
     std::string msg = first_lines(log, 8);
@@ -182,8 +181,8 @@ nlohmann::json hash_tree(const std::filesystem::path &dir) {
   std::sort(files.begin(), files.end());
   nlohmann::json out = nlohmann::json::array();
   for (const auto &f : files) {
-    out.push_back({f.lexically_relative(dir).generic_string(),
-                   tunekit::detail::sha256_hex(read_text(f))});
+    out.push_back(
+        {f.lexically_relative(dir).generic_string(), tunekit::detail::sha256_hex(read_text(f))});
   }
   return out;
 }
@@ -393,9 +392,12 @@ struct kernel_program::impl {
       trees.push_back(hash_tree(dir));
     }
     const nlohmann::json identity = {
-        {"schema", "tunekit.kernel_program/1"}, {"source_name", definition.source.name},
-        {"source", definition.source.text},     {"entry", definition.entry},
-        {"headers", headers},                   {"include_files", trees},
+        {"schema", "tunekit.kernel_program/1"},
+        {"source_name", definition.source.name},
+        {"source", definition.source.text},
+        {"entry", definition.entry},
+        {"headers", headers},
+        {"include_files", trees},
         {"options", definition.options},
     };
     digest = tunekit::detail::sha256_hex(identity.dump());
@@ -466,9 +468,12 @@ struct kernel_program::impl {
     }
     b->description = b->name_expression + " [" + text + "]";
     const nlohmann::json key_json = {
-        {"schema", "tunekit.kernel_key/1"}, {"program", digest},
-        {"nvrtc", nvrtc},                   {"target", tgt},
-        {"definitions", defs_json},         {"name_expression", b->name_expression},
+        {"schema", "tunekit.kernel_key/1"},
+        {"program", digest},
+        {"nvrtc", nvrtc},
+        {"target", tgt},
+        {"definitions", defs_json},
+        {"name_expression", b->name_expression},
     };
     b->key = tunekit::detail::sha256_hex(key_json.dump());
 
@@ -520,8 +525,8 @@ struct kernel_program::impl {
         status = compile_status::compiled;
         if (cache) {
           try {
-            cache->store(kernel_binary{b.key, target, lowered, b.description, binary,
-                                       ms_since(t0), nvrtc});
+            cache->store(
+                kernel_binary{b.key, target, lowered, b.description, binary, ms_since(t0), nvrtc});
           } catch (const std::exception &e) {
             log(log_level::warning, std::string("compile cache: ") + e.what());
           }
@@ -590,15 +595,15 @@ struct kernel_program::impl {
     std::string jit_log(8192, '\0');
     std::array<CUjit_option, 2> jit_opts{CU_JIT_ERROR_LOG_BUFFER,
                                          CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    std::array<void *, 2> jit_vals{jit_log.data(),
-                                   reinterpret_cast<void *>(jit_log.size())};
+    std::array<void *, 2> jit_vals{jit_log.data(), reinterpret_cast<void *>(jit_log.size())};
     CUmodule module = nullptr;
-    const CUresult r = d.module_load_data_ex(&module, b.binary.data(),
-                                             static_cast<unsigned>(jit_opts.size()),
-                                             jit_opts.data(), jit_vals.data());
+    const CUresult r =
+        d.module_load_data_ex(&module, b.binary.data(), static_cast<unsigned>(jit_opts.size()),
+                              jit_opts.data(), jit_vals.data());
     if (r != CUDA_SUCCESS) {
       jit_log.resize(std::strlen(jit_log.c_str()));
-      rtc_detail::throw_driver_error(r, jit_log.empty() ? what : what + ": " + first_lines(jit_log, 8));
+      rtc_detail::throw_driver_error(r, jit_log.empty() ? what
+                                                        : what + ": " + first_lines(jit_log, 8));
     }
     auto f = std::make_unique<rtc_detail::loaded_function>();
     f->name = b.description;
@@ -611,17 +616,18 @@ struct kernel_program::impl {
       f->max_threads = value;
       rtc_detail::check_driver(d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_NUM_REGS, fn), what);
       f->registers = value;
-      rtc_detail::check_driver(d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn),
-                           what);
+      rtc_detail::check_driver(
+          d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn), what);
       f->static_shared = static_cast<std::size_t>(value);
       rtc_detail::check_driver(
           d.func_get_attribute(&value, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn), what);
       f->max_dynamic_shared.store(static_cast<std::size_t>(value));
       CUdevice device = 0;
       rtc_detail::check_driver(d.ctx_get_device(&device), what);
-      rtc_detail::check_driver(d.device_get_attribute(
-                               &value, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device),
-                           what);
+      rtc_detail::check_driver(
+          d.device_get_attribute(&value, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                 device),
+          what);
       const auto optin = static_cast<std::size_t>(value);
       f->optin_dynamic_shared = optin > f->static_shared ? optin - f->static_shared : 0;
     } catch (...) {
@@ -656,9 +662,7 @@ kernel_program::kernel_program(kernel_definition definition, compile_options opt
 
 kernel_program::~kernel_program() = default;
 
-const kernel_definition &kernel_program::definition() const noexcept {
-  return m_impl->definition;
-}
+const kernel_definition &kernel_program::definition() const noexcept { return m_impl->definition; }
 
 const std::string &kernel_program::digest() const noexcept { return m_impl->digest; }
 
@@ -770,9 +774,8 @@ namespace {
 }
 
 [[noreturn, gnu::noinline]] void too_many_threads(const loaded_function &f, std::size_t threads) {
-  throw error(f.name + ": a block of " + std::to_string(threads) +
-              " threads cannot launch: with " + std::to_string(f.registers) +
-              " registers per thread the function allows at most " +
+  throw error(f.name + ": a block of " + std::to_string(threads) + " threads cannot launch: with " +
+              std::to_string(f.registers) + " registers per thread the function allows at most " +
               std::to_string(f.max_threads));
 }
 
@@ -789,12 +792,12 @@ void launch(loaded_function &f, const dim3 &grid, const dim3 &block, unsigned sh
   }
   const auto launch_kernel = g_launch.load(std::memory_order_relaxed);
   CUresult r = launch_kernel(static_cast<CUfunction>(f.function), grid.x, grid.y, grid.z, block.x,
-                        block.y, block.z, shared_bytes, stream, params, nullptr);
+                             block.y, block.z, shared_bytes, stream, params, nullptr);
   if (r == CUDA_ERROR_INVALID_CONTEXT) [[unlikely]] {
     // A thread that has not used CUDA yet: make the runtime's context current and retry once.
     use_runtime_context();
     r = launch_kernel(static_cast<CUfunction>(f.function), grid.x, grid.y, grid.z, block.x, block.y,
-                 block.z, shared_bytes, stream, params, nullptr);
+                      block.z, shared_bytes, stream, params, nullptr);
   }
   if (r != CUDA_SUCCESS) [[unlikely]] {
     throw_driver_error(r, "launching " + f.name);

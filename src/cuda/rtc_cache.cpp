@@ -58,8 +58,8 @@ parsed_file parse_file(std::string_view bytes) {
   if (f.header.value("schema", std::string()) != binary_schema) {
     throw error("not a " + std::string(binary_schema) + " file");
   }
-  for (const char *field : {"key", "target", "lowered_name", "sha256", "description", "nvrtc",
-                            "created"}) {
+  for (const char *field :
+       {"key", "target", "lowered_name", "sha256", "description", "nvrtc", "created"}) {
     if (!f.header.contains(field) || !f.header[field].is_string()) {
       throw error(std::string("header field '") + field + "' is missing or not a string");
     }
@@ -104,8 +104,8 @@ std::optional<kernel_binary> kernel_cache::load(std::string_view key,
       } else if (f.header["target"].get<std::string>() != target) {
         problem = "made for " + f.header["target"].get<std::string>();
       } else if (f.payload.size() != size) {
-        problem = "truncated: " + std::to_string(f.payload.size()) + " of " +
-                  std::to_string(size) + " bytes";
+        problem = "truncated: " + std::to_string(f.payload.size()) + " of " + std::to_string(size) +
+                  " bytes";
       } else if (tunekit::detail::sha256_hex(f.payload) != f.header["sha256"].get<std::string>()) {
         problem = "checksum mismatch (corrupt binary)";
       } else {
@@ -178,8 +178,9 @@ std::vector<kernel_cache_entry> kernel_cache::list() const {
     }
     out.push_back(std::move(e));
   }
-  std::sort(out.begin(), out.end(),
-            [](const kernel_cache_entry &a, const kernel_cache_entry &b) { return a.path < b.path; });
+  std::sort(out.begin(), out.end(), [](const kernel_cache_entry &a, const kernel_cache_entry &b) {
+    return a.path < b.path;
+  });
   return out;
 }
 

@@ -16,8 +16,8 @@ constexpr unsigned driver_abi = 12000;
 template <class F> void load_symbol(const char *symbol, F &out) {
   void *p = nullptr;
   cudaDriverEntryPointQueryResult found{};
-  const cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, &p, driver_abi, cudaEnableDefault,
-                                                         &found);
+  const cudaError_t e =
+      cudaGetDriverEntryPointByVersion(symbol, &p, driver_abi, cudaEnableDefault, &found);
   if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || p == nullptr) {
     static_cast<void>(cudaGetLastError());
     const std::string why = e != cudaSuccess ? describe(e)

@@ -31,7 +31,8 @@ protected:
     auto o = tunekit_test::options(
         cache.path(), std::make_shared<tunekit::simulated_measurer>(tunekit_test::block_cost), log);
     return tunekit::autotune(
-        "decoded", tunekit::config_space::product({{"BLOCK", {256, 512, 1024}}, {"num_warps", {4, 8}}}),
+        "decoded",
+        tunekit::config_space::product({{"BLOCK", {256, 512, 1024}}, {"num_warps", {4, 8}}}),
         [](int n) { return key{n}; }, tunekit::keep_all{},
         tunekit::decoded{[decodes = decodes](const config &c) {
                            ++*decodes;

@@ -25,9 +25,7 @@ using tunekit_test::temp_dir;
 
 namespace {
 
-config_space space() {
-  return config_space::product({{"BLOCK", {64, 128, 256, 512, 1024, 2048}}});
-}
+config_space space() { return config_space::product({{"BLOCK", {64, 128, 256, 512, 1024, 2048}}}); }
 
 // 512 is fastest; each step away in powers of two costs one more (a tie: both neighbours).
 double cost(const config &c, const key & /*k*/) {
@@ -74,8 +72,8 @@ class resolution : public ::testing::TestWithParam<row> {
 protected:
   [[nodiscard]] tunekit::tuner_options options(const row &r,
                                                tunekit::simulated_measurer::cost_function c) {
-    auto o = tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(c),
-                                   log);
+    auto o =
+        tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(c), log);
     o.env->always_tune = r.always_tune;
     o.env->artifact_dir = artifacts.path();
     o.artifact_name = "scale";
@@ -166,8 +164,8 @@ TEST(resolution_provenance, a_search_among_table_choices_measures_only_them) {
 TEST(resolution_provenance, a_cache_hit_says_nothing_about_the_table) {
   temp_dir cache;
   log_capture log;
-  auto o = tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(cost),
-                                 log);
+  auto o =
+      tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(cost), log);
   auto table = std::make_shared<tunekit::lookup_table>();
   const std::string tk = tunekit::table_key("", key{4096}, "", "scale");
   table->add(tk, {config{{"BLOCK", 4}}, ""}); // not a config of the space: dropped with a warning

@@ -90,7 +90,8 @@ TEST_F(strategy_search, a_space_beyond_the_budget_is_searched_within_it) {
   EXPECT_EQ(e->winner, (config{{"a", 5}, {"b", 2}, {"c", 6}, {"d", 3}})) << e->winner.to_string();
   // The log says how the candidates were chosen; the entry reads back with its search record.
   const auto path = f.tuner().cache_path(key{3});
-  const std::string log_text = tunekit_test::read_text(path.parent_path() / (path.stem().string() + ".log"));
+  const std::string log_text =
+      tunekit_test::read_text(path.parent_path() / (path.stem().string() + ".log"));
   EXPECT_NE(log_text.find("strategy hybrid seed 7: " + std::to_string(e->search->evaluations) +
                           " of 4096 candidates measured"),
             std::string::npos)

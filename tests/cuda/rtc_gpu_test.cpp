@@ -172,9 +172,8 @@ TEST_F(rtc_gpu, tuning_skips_configs_that_do_not_compile_and_picks_a_valid_one) 
   o.log = m_log.sink();
   o.version = program->digest();
   auto tuned = tunekit::autotune(
-      "rtc.scale", space, [](const float *, float *, float, int len, cudaStream_t) {
-        return tunekit::key{len};
-      },
+      "rtc.scale", space,
+      [](const float *, float *, float, int len, cudaStream_t) { return tunekit::key{len}; },
       tunekit::keep_all{}, scale, o);
   scale.prepare(space.configs());
   tuned(x.get(), y.get(), 2.0f, n, stream());

@@ -108,8 +108,9 @@ TEST(rtc_compile, compiles_a_cubin_for_sm_90_and_stores_it) {
   EXPECT_EQ(path, dir.path() / "kernels" / (r.key + ".cubin"));
   const auto stored = cache.load(r.key, "sm_90");
   ASSERT_TRUE(stored.has_value());
-  EXPECT_EQ(stored->binary.substr(0, 4), "\x7f" "ELF"); // a cubin is an ELF image
-  EXPECT_EQ(stored->lowered_name, "scale");            // extern "C"
+  EXPECT_EQ(stored->binary.substr(0, 4), "\x7f"
+                                         "ELF"); // a cubin is an ELF image
+  EXPECT_EQ(stored->lowered_name, "scale");      // extern "C"
   EXPECT_NE(stored->description.find("ELEMS=4"), std::string::npos);
   EXPECT_TRUE(log.warnings().empty()) << log.dump();
 }
@@ -219,7 +220,7 @@ TEST(rtc_cache, corrupt_or_truncated_binaries_are_skipped_with_a_warning_and_reb
     const auto r = p.compile(elems(3));
     EXPECT_EQ(r.status, tc::compile_status::compiled);
     EXPECT_EQ(log.count(tunekit::log_level::warning, {"compile cache: skipping", path.string(),
-                                                       c.problem, "compiling it again"}),
+                                                      c.problem, "compiling it again"}),
               1U)
         << log.dump();
     // Rewritten whole: the next program reads it.
@@ -286,8 +287,8 @@ TEST(rtc_cache, a_header_changed_in_an_include_directory_recompiles) {
   write_all(includes.path() / "sub" / "scale_limits.h", "#define MAX_ELEMS 16\n");
   auto d = tc::test::scale_definition();
   d.headers.clear();
-  d.source.text = "#include \"sub/scale_limits.h\"\n" + d.source.text.substr(
-                                                           d.source.text.find('\n', 1) + 1);
+  d.source.text =
+      "#include \"sub/scale_limits.h\"\n" + d.source.text.substr(d.source.text.find('\n', 1) + 1);
   d.include_dirs = {includes.path()};
   std::string first_key;
   {
@@ -446,8 +447,7 @@ TEST(rtc_device, without_an_architecture_and_without_a_device_the_error_says_wha
   if (tc::device_available()) {
     GTEST_SKIP() << "a device is visible; its architecture is used";
   }
-  tc::kernel_program program(tc::test::scale_definition(),
-                             tc::compile_options{.use_cache = false});
+  tc::kernel_program program(tc::test::scale_definition(), tc::compile_options{.use_cache = false});
   try {
     static_cast<void>(program.compile(elems(1)));
     FAIL() << "compiled without an architecture";

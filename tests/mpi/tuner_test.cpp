@@ -520,7 +520,9 @@ TEST(MultiRankTuner, StrategySearchesAgreeAcrossRanks) {
     auto f = tunekit::autotune(
         "strategy", tunekit::config_space::product({{"x", v}, {"y", v}, {"z", v}}),
         [](int n) { return key{n}; }, tunekit::keep_all{},
-        [](int, const config &c) { return c.get_int("x") * 256 + c.get_int("y") * 16 + c.get_int("z"); },
+        [](int, const config &c) {
+          return c.get_int("x") * 256 + c.get_int("y") * 16 + c.get_int("z");
+        },
         o);
     const std::int64_t winner = f(1);
     const auto e = f.tuner().last_search();

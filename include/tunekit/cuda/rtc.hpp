@@ -18,7 +18,8 @@
 /// auto block_of = [](const tunekit::config &c) { return int(c.get_int("BLOCK")); };
 /// auto scale = tunekit::cuda::make_runtime_kernel<const float *, float *, int, cudaStream_t>(
 ///     program, block_of, [](const int &block, const float *, float *, int n, cudaStream_t) {
-///       return tunekit::cuda::launch_dims{.grid = dim3((n + block - 1) / block), .block = dim3(block)};
+///       return tunekit::cuda::launch_dims{.grid = dim3((n + block - 1) / block), .block =
+///       dim3(block)};
 ///     });
 /// auto options = tunekit::cuda::make_tuner_options({.stream = stream});
 /// options.version = program->digest();             // a source edit retunes
@@ -172,13 +173,13 @@ namespace rtc_detail {
 
 /// A loaded entry point and the limits read from its attributes. Made once per config.
 struct loaded_function {
-  void *function = nullptr;           ///< CUfunction
-  int max_threads = 0;                ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-  int registers = 0;                  ///< CU_FUNC_ATTRIBUTE_NUM_REGS
-  std::size_t static_shared = 0;      ///< CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+  void *function = nullptr;                       ///< CUfunction
+  int max_threads = 0;                            ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+  int registers = 0;                              ///< CU_FUNC_ATTRIBUTE_NUM_REGS
+  std::size_t static_shared = 0;                  ///< CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
   std::atomic<std::size_t> max_dynamic_shared{0}; ///< dynamic bytes allowed now (48 KiB default)
   std::size_t optin_dynamic_shared = 0; ///< dynamic bytes the device allows after opting in
-  std::string name;                   ///< entry point and config, for messages
+  std::string name;                     ///< entry point and config, for messages
 };
 
 /// Launches `f`: checks the block against its limits (throwing `tunekit::error` before launching
@@ -187,7 +188,8 @@ struct loaded_function {
 void launch(loaded_function &f, const dim3 &grid, const dim3 &block, unsigned shared_bytes,
             cudaStream_t stream, void **params);
 
-template <class T> inline constexpr bool is_stream_v = std::is_same_v<std::decay_t<T>, cudaStream_t>;
+template <class T>
+inline constexpr bool is_stream_v = std::is_same_v<std::decay_t<T>, cudaStream_t>;
 
 } // namespace rtc_detail
 

@@ -52,11 +52,11 @@ struct kernel_cache_entry {
   std::string key;
   std::string target;
   std::string description;
-  std::string nvrtc;        ///< NVRTC version that compiled it ("13.0")
-  std::string created;      ///< UTC, ISO 8601
-  std::size_t bytes = 0;    ///< payload size
-  double compile_ms = 0;    ///< NVRTC time
-  std::string problem;      ///< non-empty when the header cannot be read (the file is corrupt)
+  std::string nvrtc;     ///< NVRTC version that compiled it ("13.0")
+  std::string created;   ///< UTC, ISO 8601
+  std::size_t bytes = 0; ///< payload size
+  double compile_ms = 0; ///< NVRTC time
+  std::string problem;   ///< non-empty when the header cannot be read (the file is corrupt)
 };
 
 /// The compile cache on disk. Cheap to copy; safe to use from several threads and processes (each
@@ -74,8 +74,7 @@ public:
   /// `<root>/kernels`.
   [[nodiscard]] const std::filesystem::path &dir() const noexcept { return m_dir; }
   /// `<dir>/<key>.cubin` for a cubin target, `<dir>/<key>.ptx` for a PTX one.
-  [[nodiscard]] std::filesystem::path path_of(std::string_view key,
-                                              std::string_view target) const;
+  [[nodiscard]] std::filesystem::path path_of(std::string_view key, std::string_view target) const;
 
   /// The stored binary of `key` for `target`, or nothing when there is none. A file that exists
   /// but is truncated, corrupt or made for other inputs is reported as a warning and answers
