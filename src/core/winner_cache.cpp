@@ -1,4 +1,3 @@
-#include "format.hpp"
 #include "json_io.hpp"
 #include "read_file.hpp"
 #include "sha256.hpp"
@@ -9,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -24,51 +22,7 @@ namespace tunekit {
 
 using detail::json;
 
-std::string_view to_string(candidate_status s) noexcept {
-  switch (s) {
-  case candidate_status::ok:
-    return "ok";
-  case candidate_status::failed:
-    return "failed";
-  case candidate_status::wrong_result:
-    return "wrong_result";
-  case candidate_status::pruned:
-    return "pruned";
-  }
-  return "unknown";
-}
-
 namespace {
-candidate_status status_from_string(const std::string &s, std::string_view what) {
-  for (auto st : {candidate_status::ok, candidate_status::failed, candidate_status::wrong_result,
-                  candidate_status::pruned}) {
-    if (s == to_string(st)) {
-      return st;
-    }
-  }
-  throw error("'" + std::string(what) + "' is not a candidate status: '" + s + "'");
-}
-
-json config_record(const config &c) {
-  json j = json::object();
-  if (!c.template_id().empty()) {
-    j["template_id"] = c.template_id();
-  }
-  j["config"] = detail::to_json(c);
-  return j;
-}
-
-config config_record_from_json(const json &j, std::string_view what) {
-  config c = detail::config_from_json(detail::member(j, "config", json::value_t::object, what),
-                                      std::string(what) + ".config");
-  if (j.contains("template_id")) {
-    c.set_template_id(detail::string_member(j, "template_id", what));
-  }
-  return c;
-}
-
-json time_json(double t) { return std::isfinite(t) ? json(t) : json(nullptr); }
-
 std::string file_safe(std::string_view name) {
   std::string out;
   for (char c : name) {
@@ -82,156 +36,6 @@ std::string file_safe(std::string_view name) {
   return out;
 }
 } // namespace
-
-std::string to_json(const cache_entry &e) {
-  json j;
-  j["schema"] = cache_entry::schema;
-  j["function"] = json{{"name", e.function.name}, {"version", e.function.version}};
-  j["key"] = detail::to_json(e.key);
-  j["hardware"] = detail::to_json(e.hardware);
-  j["hardware"]["digest"] = e.hardware.digest();
-  j["dependencies"] = json::object();
-  for (const auto &[name, ver] : e.dependencies) {
-    j["dependencies"][name] = ver;
-  }
-  json winner = config_record(e.winner);
-  winner["index"] = e.winner_index;
-  j["winner"] = std::move(winner);
-  j["candidates"] = json::array();
-  for (const auto &c : e.candidates) {
-    json r = config_record(c.config);
-    r["status"] = std::string(to_string(c.status));
-    r["time_ms"] = time_json(c.time_ms);
-    if (c.status == candidate_status::ok) {
-      r["stats"] = detail::to_json(c.stats);
-    }
-    if (!c.reason.empty()) {
-      r["reason"] = c.reason;
-    }
-    if (c.prepare_ms) {
-      r["prepare_ms"] = *c.prepare_ms;
-    }
-    j["candidates"].push_back(std::move(r));
-  }
-  j["policy"] = detail::to_json(e.policy);
-  j["measurer"] = e.measurer;
-  j["world_size"] = e.world_size;
-  j["timestamp"] = e.timestamp;
-  if (e.search) {
-    const search_record &r = *e.search;
-    j["search"] = json{{"strategy", r.strategy},
-                       {"seed", r.seed},
-                       {"max_evaluations", r.max_evaluations},
-                       {"max_time_s", r.max_time_s},
-                       {"patience", r.patience},
-                       {"batch_size", r.batch_size},
-                       {"space_size", r.space_size},
-                       {"evaluations", r.evaluations},
-                       {"stop", r.stop},
-                       {"transferred", r.transferred}};
-  }
-  return j.dump(2) + "\n";
-}
-
-cache_entry cache_entry_from_json(std::string_view text) {
-  const json j = detail::parse(text, "cache entry");
-  if (!j.is_object()) {
-    throw error("cache entry is not a JSON object");
-  }
-  const std::string schema = detail::string_member(j, "schema", "");
-  if (schema != cache_entry::schema) {
-    throw error("cache entry has schema '" + schema + "', expected '" +
-                std::string(cache_entry::schema) + "'");
-  }
-  cache_entry e;
-  const json &fn = detail::member(j, "function", json::value_t::object, "");
-  e.function.name = detail::string_member(fn, "name", "function");
-  e.function.version = detail::string_member(fn, "version", "function");
-  e.key = detail::key_from_json(detail::member(j, "key", json::value_t::array, ""), "key");
-  const json &hw = detail::member(j, "hardware", json::value_t::object, "");
-  e.hardware = detail::hardware_from_json(hw, "hardware");
-  if (detail::string_member(hw, "digest", "hardware") != e.hardware.digest()) {
-    throw error("'hardware.digest' does not match the recorded hardware");
-  }
-  for (const auto &[name, ver] :
-       detail::member(j, "dependencies", json::value_t::object, "").items()) {
-    if (!ver.is_string()) {
-      throw error("'dependencies." + name + "' must be a string");
-    }
-    e.dependencies[name] = ver.get<std::string>();
-  }
-  const json &cands = detail::member(j, "candidates", json::value_t::array, "");
-  for (std::size_t i = 0; i < cands.size(); ++i) {
-    const std::string what = "candidates[" + std::to_string(i) + "]";
-    candidate_record r;
-    r.config = config_record_from_json(cands[i], what);
-    r.status = status_from_string(detail::string_member(cands[i], "status", what), what);
-    const json &t = cands[i].contains("time_ms") ? cands[i]["time_ms"] : json();
-    if (r.status == candidate_status::ok) {
-      r.time_ms =
-          detail::member(cands[i], "time_ms", json::value_t::number_float, what).get<double>();
-      if (!std::isfinite(r.time_ms) || r.time_ms < 0) {
-        throw error("'" + what + ".time_ms' is not a valid time");
-      }
-      r.stats = detail::stats_from_json(
-          detail::member(cands[i], "stats", json::value_t::object, what), what + ".stats");
-    } else if (!t.is_null()) {
-      throw error("'" + what + ".time_ms' must be null for a candidate that is not ok");
-    }
-    if (cands[i].contains("reason")) {
-      r.reason = detail::string_member(cands[i], "reason", what);
-    }
-    if (cands[i].contains("prepare_ms")) {
-      const json &p = cands[i]["prepare_ms"];
-      if (!p.is_number() || !std::isfinite(p.get<double>()) || p.get<double>() < 0) {
-        throw error("'" + what + ".prepare_ms' is not a valid time");
-      }
-      r.prepare_ms = p.get<double>();
-    }
-    e.candidates.push_back(std::move(r));
-  }
-  const json &winner = detail::member(j, "winner", json::value_t::object, "");
-  e.winner = config_record_from_json(winner, "winner");
-  const std::int64_t index = detail::int_member(winner, "index", "winner");
-  if (index < 0 || static_cast<std::size_t>(index) >= e.candidates.size()) {
-    throw error("'winner.index' " + std::to_string(index) + " is outside the " +
-                std::to_string(e.candidates.size()) + " candidates");
-  }
-  e.winner_index = static_cast<std::size_t>(index);
-  const candidate_record &w = e.candidates[e.winner_index];
-  if (!(w.config == e.winner) || w.status != candidate_status::ok) {
-    throw error("'winner' is not the valid candidate its index names");
-  }
-  e.policy =
-      detail::policy_from_json(detail::member(j, "policy", json::value_t::object, ""), "policy");
-  e.measurer = detail::string_member(j, "measurer", "");
-  e.world_size = static_cast<int>(detail::int_member(j, "world_size", ""));
-  e.timestamp = detail::string_member(j, "timestamp", "");
-  if (j.contains("search")) {
-    const json &sj = detail::member(j, "search", json::value_t::object, "");
-    auto count = [&](std::string_view name) {
-      const std::int64_t v = detail::int_member(sj, name, "search");
-      if (v < 0) {
-        throw error("'search." + std::string(name) + "' must not be negative");
-      }
-      return static_cast<std::size_t>(v);
-    };
-    search_record r;
-    r.strategy = detail::string_member(sj, "strategy", "search");
-    r.seed = static_cast<std::uint64_t>(count("seed"));
-    r.max_evaluations = count("max_evaluations");
-    r.max_time_s =
-        detail::member(sj, "max_time_s", json::value_t::number_float, "search").get<double>();
-    r.patience = count("patience");
-    r.batch_size = count("batch_size");
-    r.space_size = count("space_size");
-    r.evaluations = count("evaluations");
-    r.stop = detail::string_member(sj, "stop", "search");
-    r.transferred = count("transferred");
-    e.search = std::move(r);
-  }
-  return e;
-}
 
 namespace {
 constexpr std::string_view pinned_marker = "pinned ";
@@ -327,53 +131,6 @@ load_result<cache_entry> winner_cache::load(const function_identity &fn, const h
     out.detail = e.what();
   }
   return out;
-}
-
-std::string tuning_log(const cache_entry &e, double seconds) {
-  std::ostringstream s;
-  s << e.timestamp << " tuner '" << e.function.name << "' version '" << e.function.version << "'\n"
-    << "key " << e.key.to_string() << "\nhardware " << e.hardware.to_string() << "\n"
-    << "measurer " << e.measurer << ", " << e.policy.warmup << " warmup + " << e.policy.runs
-    << " timed runs, " << to_string(e.policy.stat);
-  if (e.policy.early_stop_factor != 0) {
-    s << ", early stop after " << e.policy.early_stop_after << " runs beyond "
-      << e.policy.early_stop_factor << " x best";
-  }
-  s << "\n";
-  if (e.search) {
-    const search_record &r = *e.search;
-    s << "strategy " << r.strategy << " seed " << r.seed << ": " << r.evaluations << " of "
-      << r.space_size << " candidates measured (budget " << r.max_evaluations << " evaluations";
-    if (r.max_time_s > 0) {
-      s << ", " << r.max_time_s << " s";
-    }
-    if (r.patience > 0) {
-      s << ", patience " << r.patience;
-    }
-    s << "; batch " << r.batch_size << "; " << r.transferred << " transferred start points)"
-      << ", stopped by " << r.stop << "\n";
-  }
-  for (std::size_t i = 0; i < e.candidates.size(); ++i) {
-    const auto &r = e.candidates[i];
-    s << "#" << i << " [" << r.config.to_string() << "] " << to_string(r.status);
-    if (r.status == candidate_status::ok) {
-      s << " " << detail::format_ms(r.time_ms) << " (min " << detail::format_ms(r.stats.min)
-        << ", max " << detail::format_ms(r.stats.max) << ", stddev "
-        << detail::format_ms(r.stats.stddev) << ")";
-      if (!r.reason.empty()) {
-        s << "; " << r.reason;
-      }
-    } else if (!r.reason.empty()) {
-      s << ": " << r.reason;
-    }
-    if (r.prepare_ms) {
-      s << " [prepared in " << detail::format_ms(*r.prepare_ms) << "]";
-    }
-    s << "\n";
-  }
-  s << "winner #" << e.winner_index << " [" << e.winner.to_string() << "] after "
-    << detail::format_ms(seconds * 1e3) << "\n";
-  return s.str();
 }
 
 std::filesystem::path winner_cache::store(const cache_entry &e, std::string_view log_text) const {
