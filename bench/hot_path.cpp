@@ -39,8 +39,8 @@ auto make_tuned() {
                                    return 1.0 + static_cast<double>(c.get_int("BLOCK_M") % 7);
                                  }),
                              .policy = {.warmup = 0, .runs = 1},
-                             .env = env,
-                             .use_disk_cache = false});
+                             .use_disk_cache = false,
+                             .process = tunekit::process_context{.env = env}});
 }
 
 void direct(benchmark::State &state) {

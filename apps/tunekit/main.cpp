@@ -44,7 +44,7 @@ void add_artifact(CLI::App &app, const global_options &g, artifact_check_options
   c->callback([&] { rc = artifact_check(check); });
 
   auto *e = art->add_subcommand("emit", "write artifacts from winner cache entries");
-  e->add_option("--name", emit.name, "artifact name (the tuner's artifact_name)")->required();
+  e->add_option("--name", emit.name, "artifact name (the tuner's artifact.name)")->required();
   e->add_option("--function", emit.function, "the tuned function whose entries to emit")
       ->required();
   e->add_option("--version", emit.version, "only entries of this function version");

@@ -90,10 +90,9 @@ int main(int argc, char **argv) {
     }
     const tunekit::config_space space(fitting);
 
-    tunekit::environment env = tunekit::environment::from_env();
     tunekit::tuner_options opts = tunekit::cuda::make_tuner_options({.stream = s1});
     opts.use_disk_cache = false;
-    opts.env = env;
+    opts.process = tunekit::process_context::from_env();
 
     auto memory_bound = [&] {
       if (mem_blocks > 0) {
@@ -122,7 +121,7 @@ int main(int argc, char **argv) {
           TUNEKIT_CUDA_CHECK(cudaStreamSynchronize(s1));
           TUNEKIT_CUDA_CHECK(cudaStreamSynchronize(s2));
         },
-        tunekit::contextual_options{.n_repeat = 10, .n_warmup = 3, .env = env});
+        tunekit::contextual_options{.n_repeat = 10, .n_warmup = 3, .process = opts.process});
     const auto t0 = std::chrono::steady_clock::now();
     step();
     const double contextual_tuning_s =

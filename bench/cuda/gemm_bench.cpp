@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
 
     auto options = tunekit::cuda::make_tuner_options({.stream = stream});
     options.use_disk_cache = false;
-    options.env = tunekit::environment{};
+    options.process = tunekit::process_context{};
     auto tuned = tunekit::autotune("bench.cuda_gemm", example::gemm_space(), example::gemm_key,
                                    example::gemm_prune, example::gemm, options)
                      .with_check([&](const float *, const float *, float *out, int, int, int,

@@ -206,7 +206,7 @@ int main(int argc, char **argv) {
       }
       auto options = tunekit::cuda::make_tuner_options({.stream = stream});
       options.use_disk_cache = false;
-      options.env = tunekit::environment{};
+      options.process = tunekit::process_context{};
       options.policy.warmup = warmup;
       options.policy.runs = runs;
       options.version = program->digest();

@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
 
   auto options = tunekit::cuda::make_tuner_options({.stream = stream});
   options.use_disk_cache = false;
-  options.env = tunekit::environment{};
+  options.process = tunekit::process_context{};
   auto tuned = tunekit::autotune("bench.cuda_hot_path", example::scale_space(), example::scale_key,
                                  example::scale_prune, example::scale, options);
   tuned(x.get(), y.get(), 2.5f, n, stream); // resolves the key
@@ -128,11 +128,11 @@ int main(int argc, char **argv) {
   const auto decoded = interleave(drain, rounds, batch, direct, via_tunekit_decoded);
   const auto decoded2 = interleave(drain, rounds, batch, direct, via_tunekit_decoded);
 
-  auto tuned_dispatch = tunekit::autotune("bench.cuda_hot_path_dispatch", example::scale_space(),
-                                          example::scale_key, example::scale_prune, dispatch_only,
-                                          tunekit::tuner_options{.measurer = {},
-                                                                 .env = tunekit::environment{},
-                                                                 .use_disk_cache = false});
+  auto tuned_dispatch = tunekit::autotune(
+      "bench.cuda_hot_path_dispatch", example::scale_space(), example::scale_key,
+      example::scale_prune, dispatch_only,
+      tunekit::tuner_options{
+          .measurer = {}, .use_disk_cache = false, .process = tunekit::process_context{}});
   tuned_dispatch(x.get(), y.get(), 2.5f, n, stream);
   auto direct_dispatch = [&] { dispatch_only(x.get(), y.get(), 2.5f, n, stream, winner); };
   auto tunekit_dispatch = [&] { tuned_dispatch(x.get(), y.get(), 2.5f, n, stream); };

@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
             });
     auto options = tunekit::cuda::make_tuner_options({.stream = stream});
     options.use_disk_cache = false;
-    options.env = tunekit::environment{};
+    options.process = tunekit::process_context{};
     auto tuned = tunekit::autotune(
         "bench.cuda_rtc_hot_path", tunekit::config_space::product({{"ELEMS", {1, 2, 4}}}),
         [](const float *, float *, float, int len, cudaStream_t) { return tunekit::key{len}; },

@@ -38,7 +38,7 @@ search_result tune_once(const float *x, float *y, std::int64_t n, cudaStream_t s
                         bool flush_l2) {
   auto options = tunekit::cuda::make_tuner_options({.stream = stream, .flush_l2 = flush_l2});
   options.use_disk_cache = false;
-  options.env = tunekit::environment{};
+  options.process = tunekit::process_context{};
   auto tuned = tunekit::autotune("bench.cuda_scale", example::scale_space(), example::scale_key,
                                  example::scale_prune, example::scale, options);
   const auto t0 = std::chrono::steady_clock::now();

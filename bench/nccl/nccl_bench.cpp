@@ -227,7 +227,7 @@ json bench_kernel(const char *name, tunekit::nccl::communicator &comm, cudaStrea
   comm.barrier();
   auto o = base;
   o.use_disk_cache = true;
-  o.env->cache_dir = dir;
+  o.process->env.cache_dir = dir;
   o.parallel_split = true;
   const outcome written = tune(o);
   comm.barrier();
@@ -331,8 +331,7 @@ int main(int argc, char **argv) {
       mine["collective_latency"] = lat;
 
       auto base = tunekit::cuda::make_tuner_options({.stream = stream});
-      base.env = tunekit::environment{};
-      base.launcher = tunekit::launcher_info{}; // no per-rank log files in the benchmark
+      base.process = tunekit::process_context{}; // a single process: no per-rank log files
       base.comm = &comm;
 
       // The scale kernel at n elements, checked against the default config's output.

@@ -11,8 +11,8 @@ void launch_scale(const float* x, float* y, std::int64_t n, const tunekit::confi
 
 auto make_scale() {
   tunekit::tuner_options o;
-  o.artifact_name = "scale_f32";  // 1-64 of [A-Za-z0-9._-]; anything else is refused at build
-  o.key_names = {"n"};            // optional: recorded in the file; an artifact may not set them
+  o.artifact.name = "scale_f32";  // 1-64 of [A-Za-z0-9._-]; anything else is refused at build
+  o.artifact.key_names = {"n"};   // optional: recorded in the file; an artifact may not set them
 
   return tunekit::autotune(
              "scale", tunekit::config_space::product({{"BLOCK", {256, 512, 1024}}}),

@@ -24,12 +24,12 @@ tunekit::config tiled(std::int64_t block, std::int64_t warps) {
 
 auto make_gemm() {
   tunekit::tuner_options o;
-  o.op_name = "gemm";
-  o.table_params = tunekit::config{{"alpha", 1}, {"beta", 0}};
+  o.table.op_name = "gemm";
+  o.table.params = tunekit::config{{"alpha", 1}, {"beta", 0}};
   // tunekit_source_hash(app TILED_SOURCE_HASH FILES tiled.cu) in CMake defines TILED_SOURCE_HASH
-  o.template_hashes = {{"tiled", TILED_SOURCE_HASH}};
+  o.table.template_hashes = {{"tiled", TILED_SOURCE_HASH}};
   // Either set TUNEKIT_LOOKUP_TABLE=/path/table.json (read once, when the tuner is built), or:
-  o.lookup_table = std::make_shared<const tunekit::lookup_table>(
+  o.table.lookup_table = std::make_shared<const tunekit::lookup_table>(
       tunekit::lookup_table::load("gemm_table.json"));
   return tunekit::autotune("gemm", space, key_fn, prune_fn, launch_gemm, o);
 }

@@ -2,14 +2,14 @@
 /// \file artifact.hpp
 /// Offline artifacts: reviewed deployment files that serve a tuned config without measuring.
 ///
-/// An artifact is `<artifact_dir>/<artifact_name>-<digest>.json`, where the digest is the SHA-256
+/// An artifact is `<artifact_dir>/<artifact.name>-<digest>.json`, where the digest is the SHA-256
 /// of its identity: the artifact name, the declared key values, and the device's product name,
 /// architecture and compute-unit count (host CPU model and cores for host functions). The file is
 /// self-describing and deterministic: the same winner always produces the same bytes.
 ///
 /// \code
 /// tunekit::tuner_options o;
-/// o.artifact_name = "scale";          // enables lookup when TUNEKIT_ARTIFACT_DIR is set
+/// o.artifact.name = "scale";          // enables lookup when TUNEKIT_ARTIFACT_DIR is set
 /// auto scale = tunekit::autotune("scale", space, key_fn, tunekit::keep_all{}, launch_scale, o)
 ///                  .with_default([](const float*, float*, float, std::int64_t) {
 ///                    return tunekit::config{{"BLOCK", 256}};

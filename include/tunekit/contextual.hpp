@@ -21,6 +21,7 @@
 #include <tunekit/error.hpp>
 #include <tunekit/launcher.hpp>
 #include <tunekit/log.hpp>
+#include <tunekit/process_context.hpp>
 #include <tunekit/tuner.hpp>
 
 #include <functional>
@@ -41,13 +42,10 @@ struct contextual_options {
   int n_warmup = 3;
   /// Ranks for `is_dist`; null: a single process.
   communicator *comm = nullptr;
-  /// Where the log goes (`log_dir`); default `environment::from_env()`.
-  std::optional<tunekit::environment> env{};
-  /// Which rank this is, for the log file's name when there is no `comm` and for console lines;
-  /// default `launcher_info::from_env()`, read when the tuner is built.
-  std::optional<launcher_info> launcher{};
-  /// INFO lines for verbose output and warnings; default `default_log_sink()`.
-  log_sink log{};
+  /// Environment (`log_dir`: where the log goes), launcher (which rank this is, for the log file's
+  /// name when there is no `comm` and for console lines) and log sink (INFO lines for verbose
+  /// output and warnings); default: `process_context::from_env()`, read when the tuner is built.
+  std::optional<process_context> process{};
   bool verbose = false;
 };
 

@@ -59,7 +59,7 @@ public:
   /// A table of winner-cache entries (what `tunekit table export` writes): per entry, the
   /// device-specific key `<device>+<input key>+[params+]<op>` holding its `top_k` fastest valid
   /// candidates, fastest first (equal times keep the candidates' order). `op` empty: each entry's
-  /// function name. The key's params are `params` (a tuner's `table_params`) plus the values the
+  /// function name. The key's params are `params` (a tuner's `table.params`) plus the values the
   /// entry's call pinned, and the choices leave the pinned fields out, as the tuner looks them up.
   /// `template_hashes` (template_id -> source hash) is recorded with the choices of those
   /// templates. Throws `tunekit::error` when `top_k` is 0 or two entries give one table key.

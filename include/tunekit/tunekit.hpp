@@ -13,6 +13,7 @@
 #include <tunekit/launcher.hpp>
 #include <tunekit/log.hpp>
 #include <tunekit/measure.hpp>
+#include <tunekit/process_context.hpp>
 #include <tunekit/tuner.hpp>
 #include <tunekit/value.hpp>
 #include <tunekit/version.hpp>

@@ -21,6 +21,7 @@
 #include <tunekit/log.hpp>
 #include <tunekit/lookup_table.hpp>
 #include <tunekit/measure.hpp>
+#include <tunekit/process_context.hpp>
 #include <tunekit/strategy/run_search.hpp>
 #include <tunekit/strategy/strategy.hpp>
 #include <tunekit/winner_cache.hpp>
@@ -103,6 +104,31 @@ struct search_settings {
   bool transfer_from_cache = false;
 };
 
+/// The lookup table of a tuner and how its keys are built (see docs/lookup_tables.md).
+struct table_options {
+  /// Lookup table of this tuner; null: the file `env.lookup_table` names, read when the tuner is
+  /// built (none when that is empty).
+  std::shared_ptr<const tunekit::lookup_table> lookup_table{};
+  /// Op name ending the lookup table keys; empty: the tuner's name.
+  std::string op_name{};
+  /// Additional params of the lookup table keys (the call's pinned values are added to them).
+  config params{};
+  /// template_id -> current source hash of that template; a table entry recorded with another
+  /// hash is dropped with a warning.
+  std::map<std::string, std::string> template_hashes{};
+};
+
+/// The offline artifacts of a tuner (see docs/artifacts.md).
+struct artifact_options {
+  /// Name of this tuner's artifacts (1-64 letters, digits, `.`, `_`, `-`; checked when the tuner
+  /// is built). With `env.artifact_dir` set, a call without a winner serves the matching artifact;
+  /// `TUNEKIT_ALWAYS_TUNE=1` writes it. Empty: no artifacts.
+  std::string name{};
+  /// Names of the key's values, in order (e.g. `{"N", "dtype"}`): recorded in artifacts, which may
+  /// not set them. Optional.
+  std::vector<std::string> key_names{};
+};
+
 /// Options fixed when a tuner is built.
 struct tuner_options {
   /// Code identity beside the name: a hash of the tuned code or an explicit version. Changing it
@@ -116,22 +142,14 @@ struct tuner_options {
   /// Prepares candidates ahead of their measurement (e.g. compiles runtime-compiled kernels on a
   /// thread pool); null: nothing to prepare.
   std::shared_ptr<candidate_preparer> preparer{};
-  /// Default: `environment::from_env()`, read once when the tuner is built.
-  std::optional<tunekit::environment> env{};
   /// Default: `host_hardware()`.
   std::optional<hardware_info> hardware{};
   /// Added to `core_dependencies()` in every cache entry (e.g. CUDA runtime and driver).
   tunekit::dependencies dependencies{};
-  /// Default: `default_log_sink()`.
-  log_sink log{};
   /// Default communicator of this tuner's calls; null: `default_communicator()` at each
   /// resolution, else a single process. Every rank of it must resolve the same keys in the same
   /// order (see docs/multi_rank.md).
   communicator *comm = nullptr;
-  /// Default: `launcher_info::from_env()`, read once when the tuner is built. With several ranks,
-  /// verbose lines reach the log sink only on local rank 0 and every rank appends them to
-  /// `<env.log_dir>/rank-<rank>.log`.
-  std::optional<launcher_info> launcher{};
   /// See `tuning_mode`.
   tuning_mode mode = tuning_mode::eager;
   /// Rank-local work only (no collective inside the tuned function): rank r measures every
@@ -141,23 +159,14 @@ struct tuner_options {
   bool parallel_split = false;
   /// false: never read or write the winner cache on disk (in-process winners only).
   bool use_disk_cache = true;
-  /// Name of this tuner's offline artifacts (1-64 letters, digits, `.`, `_`, `-`; checked when the
-  /// tuner is built). With `env.artifact_dir` set, a call without a winner serves the matching
-  /// artifact; `TUNEKIT_ALWAYS_TUNE=1` writes it. Empty: no artifacts. See docs/artifacts.md.
-  std::string artifact_name{};
-  /// Names of the key's values, in order (e.g. `{"N", "dtype"}`): recorded in artifacts, which may
-  /// not set them. Optional.
-  std::vector<std::string> key_names{};
-  /// Lookup table of this tuner; null: the file `env.lookup_table` names, read when the tuner is
-  /// built (none when that is empty). See docs/lookup_tables.md.
-  std::shared_ptr<const tunekit::lookup_table> lookup_table{};
-  /// Op name ending the lookup table keys; empty: the tuner's name.
-  std::string op_name{};
-  /// Additional params of the lookup table keys (the call's pinned values are added to them).
-  config table_params{};
-  /// template_id -> current source hash of that template; a table entry recorded with another
-  /// hash is dropped with a warning.
-  std::map<std::string, std::string> template_hashes{};
+  /// Environment, launcher and log sink; default: `process_context::from_env()`, read once when
+  /// the tuner is built. With several ranks (`process->launcher`), verbose lines reach the log
+  /// sink only on local rank 0 and every rank appends them to `<env.log_dir>/rank-<rank>.log`.
+  std::optional<process_context> process{};
+  /// Offline artifacts: name and key names.
+  artifact_options artifact{};
+  /// Lookup table and the parts of its keys.
+  table_options table{};
 };
 
 namespace detail {

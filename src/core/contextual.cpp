@@ -6,6 +6,7 @@
 #include <tunekit/contextual.hpp>
 #include <tunekit/error.hpp>
 #include <tunekit/launcher.hpp>
+#include <tunekit/process_context.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -29,16 +30,15 @@ std::atomic<contextual_tuner *> g_running{nullptr};
 // another thread meanwhile resolves its config as usual.
 thread_local contextual_tuner *t_active = nullptr;
 
-launcher_info launcher_of(const contextual_options &o, const log_sink &sink) {
-  if (o.launcher) {
-    return *o.launcher;
+// The options with their process context read (once, here) when they did not bring one.
+contextual_options with_process(contextual_options o) {
+  if (!o.process) {
+    o.process = process_context::from_env();
   }
-  try {
-    return launcher_info::from_env();
-  } catch (const error &e) {
-    sink(log_level::warning, std::string("contextual tuner: ") + e.what());
-    return {};
+  if (!o.process->log) {
+    o.process->log = default_log_sink();
   }
+  return o;
 }
 
 } // namespace
@@ -67,10 +67,8 @@ struct contextual_tuner::impl {
   std::vector<std::pair<std::string, config>> winners;
 
   explicit impl(contextual_options o)
-      : opts(std::move(o)), env(opts.env ? *opts.env : environment::from_env()),
-        log(opts.log ? opts.log : default_log_sink(),
-            launcher_of(opts, opts.log ? opts.log : default_log_sink()), env.log_dir,
-            "contextual tuner", true) {
+      : opts(with_process(std::move(o))), env(opts.process->env),
+        log(opts.process->log, opts.process->launcher, env.log_dir, "contextual tuner", true) {
     if (opts.n_repeat < 1 || opts.n_warmup < 0) {
       throw error("contextual tuner: n_repeat must be at least 1 and n_warmup not negative");
     }

@@ -101,15 +101,16 @@ std::optional<proposal> from_cache(const resolve_sources &s, const resolve_call 
 }
 
 std::optional<proposal> from_artifact(const resolve_sources &s, const resolve_call &c) {
-  if (s.opts.artifact_name.empty() || s.env.artifact_dir.empty()) {
+  if (s.opts.artifact.name.empty() || s.env.artifact_dir.empty()) {
     return std::nullopt;
   }
   const auto r =
-      load_artifact(s.env.artifact_dir, s.opts.artifact_name, c.pinned, device_identity::of(s.hw));
+      load_artifact(s.env.artifact_dir, s.opts.artifact.name, c.pinned, device_identity::of(s.hw));
   std::string problem = r.found() ? "" : r.rejected() ? r.detail : "no such file";
   std::optional<std::size_t> i;
   if (problem.empty()) {
-    problem = artifact_config_problem(r.value->config, s.space, c.o.pinned, s.opts.key_names);
+    problem =
+        artifact_config_problem(r.value->config, s.space, c.o.pinned, s.opts.artifact.key_names);
   }
   if (problem.empty()) {
     i = index_of_equivalent(c.candidates, with_pins(r.value->config, c.o.pinned));
@@ -129,12 +130,12 @@ std::vector<std::size_t> table_choices(const resolve_sources &s, const resolve_c
   if (s.table == nullptr) {
     return {};
   }
-  config params = s.opts.table_params;
+  config params = s.opts.table.params;
   for (const auto &f : c.o.pinned) {
     params.set(f.name, f.value);
   }
   const std::string p = table_params(params);
-  const std::string op = s.opts.op_name.empty() ? s.name : s.opts.op_name;
+  const std::string op = s.opts.table.op_name.empty() ? s.name : s.opts.table.op_name;
   for (const std::string &tk :
        {tunekit::table_key(s.hw.name, c.k, p, op), tunekit::table_key("", c.k, p, op)}) {
     const auto *entries = s.table->find(tk);
@@ -147,8 +148,8 @@ std::vector<std::size_t> table_choices(const resolve_sources &s, const resolve_c
       if (std::find(s.templates.begin(), s.templates.end(), id) == s.templates.end()) {
         continue; // a template this tuner does not have
       }
-      const auto h = s.opts.template_hashes.find(id);
-      if (!e.template_hash.empty() && h != s.opts.template_hashes.end() &&
+      const auto h = s.opts.table.template_hashes.find(id);
+      if (!e.template_hash.empty() && h != s.opts.table.template_hashes.end() &&
           h->second != e.template_hash) {
         warnings.push_back("lookup table key '" + tk + "': dropping stale entry [" +
                            e.choice.to_string() + "]: its template_hash " + e.template_hash +

@@ -54,7 +54,7 @@ struct tuner::impl {
   single_process_communicator single;
   detail::rank_log log;
 
-  std::shared_ptr<const lookup_table> table; // opts.lookup_table, else the file env names
+  std::shared_ptr<const lookup_table> table; // opts.table.lookup_table, else the file env names
   std::vector<std::string> templates;        // the template ids of the space
 
   std::atomic<bool> armed{false};
@@ -69,13 +69,10 @@ struct tuner::impl {
   std::optional<cache_entry> last_search;
 
   impl(std::string n, config_space s, tuner_options o, std::atomic<std::uint64_t> &generation)
-      : name(std::move(n)), space(std::move(s)), opts(std::move(o)),
-        env(opts.env ? *opts.env : environment::from_env()),
+      : name(std::move(n)), space(std::move(s)), opts(std::move(o)), env(opts.process->env),
         hw(opts.hardware ? *opts.hardware : host_hardware()), deps(core_dependencies()),
         meas(opts.measurer), cache(env.cache_dir),
-        log(opts.log ? opts.log : default_log_sink(),
-            opts.launcher ? *opts.launcher : launcher_info::from_env(), env.log_dir,
-            "tuner '" + name + "'"),
+        log(opts.process->log, opts.process->launcher, env.log_dir, "tuner '" + name + "'"),
         armed(opts.mode == tuning_mode::eager), memory(generation) {
     for (const auto &[k, v] : opts.dependencies) {
       deps[k] = v;
@@ -83,7 +80,7 @@ struct tuner::impl {
     if (!meas) {
       meas = std::make_shared<host_measurer>();
     }
-    table = opts.lookup_table;
+    table = opts.table.lookup_table;
     if (!table && !env.lookup_table.empty()) {
       try {
         table = std::make_shared<const lookup_table>(lookup_table::load(env.lookup_table));
@@ -166,16 +163,16 @@ struct tuner::impl {
 
   // Forced tuning with an artifact name and directory writes the winner's artifact.
   [[nodiscard]] bool writes_artifact() const {
-    return env.always_tune && !opts.artifact_name.empty() && !env.artifact_dir.empty();
+    return env.always_tune && !opts.artifact.name.empty() && !env.artifact_dir.empty();
   }
   void write_artifact(const cache_entry &e, const call_options &o) const {
     const std::size_t input_values = e.key.size() - 2 * o.pinned.size();
     try {
-      const auto path =
-          store_artifact(env.artifact_dir, make_artifact(opts.artifact_name, e,
-                                                         opts.key_names.size() == input_values
-                                                             ? opts.key_names
-                                                             : std::vector<std::string>{}));
+      const auto path = store_artifact(env.artifact_dir,
+                                       make_artifact(opts.artifact.name, e,
+                                                     opts.artifact.key_names.size() == input_values
+                                                         ? opts.artifact.key_names
+                                                         : std::vector<std::string>{}));
       log.info(context(e.key) + ": wrote artifact " + path.string());
     } catch (const error &err) {
       throw error(context(e.key) +
@@ -191,7 +188,7 @@ struct tuner::impl {
                        detail::function_ref<bool(const config &)> check) {
     const std::string what = context(k);
     if (writes_artifact() && !device_identity::of(hw).complete()) {
-      throw error(what + ": forced tuning cannot write artifact '" + opts.artifact_name +
+      throw error(what + ": forced tuning cannot write artifact '" + opts.artifact.name +
                   "': the device identity is incomplete (" + hw.to_string() + ")");
     }
     if (verbose) {
@@ -261,8 +258,8 @@ tuner::tuner(std::string name, config_space space, tuner_options options) {
   if (space.empty()) {
     throw error("tuner '" + name + "': the config space is empty");
   }
-  if (!options.artifact_name.empty() && !is_valid_artifact_name(options.artifact_name)) {
-    throw error("tuner '" + name + "': invalid artifact_name '" + options.artifact_name +
+  if (!options.artifact.name.empty() && !is_valid_artifact_name(options.artifact.name)) {
+    throw error("tuner '" + name + "': invalid artifact name '" + options.artifact.name +
                 "': use 1-64 letters, digits, '.', '_' or '-'");
   }
   if (options.policy.runs < 1 || options.policy.warmup < 0) {
@@ -275,6 +272,12 @@ tuner::tuner(std::string name, config_space space, tuner_options options) {
     throw error("tuner '" + name +
                 "': the measurement policy's early stop needs a factor of 0 (off) or at least 1 "
                 "and at least one run before it");
+  }
+  if (!options.process) {
+    options.process = process_context::from_env();
+  }
+  if (!options.process->log) {
+    options.process->log = default_log_sink();
   }
   m = std::make_unique<impl>(std::move(name), std::move(space), std::move(options), m_generation);
 }

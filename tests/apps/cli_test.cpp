@@ -155,8 +155,8 @@ TEST_F(cli_test, artifact_emit_then_check_then_serve) {
   temp_dir fresh;
   auto meas = std::make_shared<tunekit::simulated_measurer>(tunekit_test::block_cost);
   auto o = tunekit_test::options(fresh.path(), meas, log);
-  o.env->artifact_dir = dir;
-  o.artifact_name = "scale_v1";
+  o.process->env.artifact_dir = dir;
+  o.artifact.name = "scale_v1";
   auto f = tunekit::autotune(
       "scale", tunekit::config_space::product({{"BLOCK", {256, 512, 1024}}}),
       [](int n) { return key{n}; }, tunekit::keep_all{},
@@ -196,8 +196,8 @@ TEST_F(cli_test, artifact_emit_leaves_pinned_values_out_and_a_pinned_call_is_ser
 
   temp_dir fresh;
   auto o = tunekit_test::options(fresh.path(), meas, log);
-  o.env->artifact_dir = dir;
-  o.artifact_name = "p";
+  o.process->env.artifact_dir = dir;
+  o.artifact.name = "p";
   auto served = tunekit::autotune(
       "pinned", space, [](int n) { return key{n}; }, tunekit::keep_all{},
       [](int, const config &c) { return c.get_int("BLOCK") * 100 + c.get_int("warps"); }, o);

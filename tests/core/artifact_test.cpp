@@ -40,10 +40,10 @@ protected:
   // Options with their own cache and artifact directories.
   [[nodiscard]] tunekit::tuner_options opts(bool always_tune = false) const {
     auto o = tunekit_test::options(cache.path(), meas, log);
-    o.env->artifact_dir = artifacts.path();
-    o.env->always_tune = always_tune;
-    o.artifact_name = "scale";
-    o.key_names = {"n"};
+    o.process->env.artifact_dir = artifacts.path();
+    o.process->env.always_tune = always_tune;
+    o.artifact.name = "scale";
+    o.artifact.key_names = {"n"};
     return o;
   }
 
@@ -100,7 +100,7 @@ TEST(artifact_name, accepts_letters_digits_dot_underscore_dash_up_to_64) {
 
 TEST_F(artifact_test, invalid_name_is_refused_when_the_tuner_is_built) {
   auto o = opts();
-  o.artifact_name = "../escape";
+  o.artifact.name = "../escape";
   EXPECT_THROW(static_cast<void>(make(o)), tunekit::error);
 }
 
@@ -193,7 +193,7 @@ TEST_F(artifact_test, cache_beats_artifact_beats_default_beats_search) {
 TEST_F(artifact_test, artifacts_are_only_read_with_an_artifact_dir) {
   put(2, reviewed);
   auto o = opts();
-  o.env->artifact_dir.clear();
+  o.process->env.artifact_dir.clear();
   auto f = make_with_default(o);
   EXPECT_EQ(f(2), 256);
   EXPECT_EQ(f.tuner().last_source(), source::default_config);
@@ -236,7 +236,7 @@ TEST_F(artifact_test, forced_artifact_serves_a_fresh_machine) {
   }
   temp_dir other_cache;
   auto o = opts();
-  o.env->cache_dir = other_cache.path();
+  o.process->env.cache_dir = other_cache.path();
   auto f = make(o);
   const auto measured = meas->candidates_measured();
   EXPECT_EQ(f(9), 512);
@@ -256,8 +256,8 @@ TEST_F(artifact_test, forced_tuning_without_a_device_identity_fails_and_caches_n
 
 TEST_F(artifact_test, forced_tuning_that_cannot_write_fails_and_caches_nothing) {
   auto o = opts(/*always_tune=*/true);
-  o.env->artifact_dir = artifacts.path() / "blocked";
-  tunekit_test::write_text(o.env->artifact_dir, "a file where the directory should be");
+  o.process->env.artifact_dir = artifacts.path() / "blocked";
+  tunekit_test::write_text(o.process->env.artifact_dir, "a file where the directory should be");
   auto f = make(o);
   try {
     static_cast<void>(f(1));
@@ -436,7 +436,7 @@ TEST_F(artifact_test, make_artifact_from_a_pinned_entry_leaves_the_pin_out_and_i
   // A machine without the cache serves it, completed by the pin, measuring nothing.
   temp_dir fresh;
   auto o = opts();
-  o.env->cache_dir = fresh.path();
+  o.process->env.cache_dir = fresh.path();
   auto f = make(o);
   const auto measured = meas->candidates_measured();
   EXPECT_EQ(f.with(pin)(1), 512);

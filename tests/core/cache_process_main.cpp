@@ -50,13 +50,14 @@ int main(int argc, char **argv) {
     tunekit::tuner_options o;
     o.version = "multi-process-v1";
     o.measurer = meas;
-    o.env = env;
-    o.launcher = tunekit::launcher_info{}; // one process of its own, whatever the environment says
     o.policy = {.warmup = 1, .runs = 2};
-    o.log = [](tunekit::log_level level, std::string_view msg) {
-      std::fprintf(stderr, "[%s] %.*s\n", level == tunekit::log_level::info ? "info" : "warning",
-                   static_cast<int>(msg.size()), msg.data());
-    };
+    // One process of its own, whatever the environment says.
+    o.process = tunekit::process_context{
+        env, tunekit::launcher_info{}, [](tunekit::log_level level, std::string_view msg) {
+          std::fprintf(stderr, "[%s] %.*s\n",
+                       level == tunekit::log_level::info ? "info" : "warning",
+                       static_cast<int>(msg.size()), msg.data());
+        }};
     auto tuned = tunekit::autotune(
         "multi_process.scale",
         tunekit::config_space::product({{"BLOCK", {256, 512, 1024, 2048}}, {"num_warps", {4, 8}}}),

@@ -30,8 +30,8 @@ tunekit::contextual_options ctx_options(const temp_dir &dir, const log_capture &
   tunekit::contextual_options o;
   tunekit::environment env;
   env.log_dir = dir.path() / "logs";
-  o.env = env;
-  o.log = log.sink();
+  // The launcher as the environment says now (a test below sets RANK and WORLD_SIZE).
+  o.process = tunekit::process_context{env, tunekit::launcher_info::from_env(), log.sink()};
   return o;
 }
 

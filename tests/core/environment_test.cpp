@@ -5,6 +5,8 @@
 #include "test_support.hpp"
 
 #include <tunekit/environment.hpp>
+#include <tunekit/process_context.hpp>
+#include <tunekit/tuner.hpp>
 
 #include <gtest/gtest.h>
 
@@ -119,4 +121,28 @@ TEST_F(environment_test, read_once_not_live) {
   set("TUNEKIT_CACHE_DIR", "/second");
   EXPECT_EQ(e.cache_dir, std::filesystem::path("/first"));
   EXPECT_EQ(tunekit::environment::from_env().cache_dir, std::filesystem::path("/second"));
+}
+
+// A tuner and a contextual tuner without a process context read one (environment, launcher, log
+// sink) once, when they are built; later changes of the variables do not reach them.
+TEST_F(environment_test, a_tuner_without_a_process_context_reads_one_when_built) {
+  const tunekit_test::scoped_env launcher(
+      {"RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+       "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+      {{"RANK", "2"}, {"LOCAL_RANK", "0"}, {"WORLD_SIZE", "4"}});
+  set("TUNEKIT_CACHE_DIR", "/first");
+  const auto p = tunekit::process_context::from_env();
+  EXPECT_EQ(p.env.cache_dir, std::filesystem::path("/first"));
+  EXPECT_EQ(p.launcher.rank, 2);
+  EXPECT_EQ(p.launcher.world_size, 4);
+  EXPECT_TRUE(static_cast<bool>(p.log));
+
+  tunekit::tuner t("process_context", tunekit::config_space{{{"BLOCK", 1}}, {{"BLOCK", 2}}},
+                   tunekit::tuner_options{.use_disk_cache = false});
+  set("TUNEKIT_CACHE_DIR", "/second");
+  ASSERT_TRUE(t.options().process.has_value());
+  EXPECT_EQ(t.options().process->env.cache_dir, std::filesystem::path("/first"));
+  EXPECT_EQ(t.env().cache_dir, std::filesystem::path("/first"));
+  EXPECT_EQ(t.options().process->launcher.rank, 2);
+  EXPECT_TRUE(static_cast<bool>(t.options().process->log));
 }

@@ -142,12 +142,12 @@ TEST(launcher, kind_names) {
 }
 
 // The core tests pin a single process through tunekit_test::options, whatever the environment
-// says; a tuner left to read the launcher takes it once, when it is built.
+// says; `process_context::from_env()` reads the launcher from the environment.
 TEST(launcher, a_tuner_takes_its_launcher_from_its_options_else_from_the_environment) {
   const auto env = launcher_env({{"RANK", "1"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "2"}});
   temp_dir dir;
   auto run = [&](tunekit::tuner_options o) {
-    o.env->log_dir = dir.path() / "logs";
+    o.process->env.log_dir = dir.path() / "logs";
     o.use_disk_cache = false;
     auto f = tunekit::autotune(
         "launched", tunekit::config_space{{{"BLOCK", 1}}, {{"BLOCK", 2}}},
@@ -167,7 +167,10 @@ TEST(launcher, a_tuner_takes_its_launcher_from_its_options_else_from_the_environ
 
   log_capture from_env;
   auto o = tunekit_test::options(dir.path(), meas, from_env);
-  o.launcher.reset(); // launcher_info::from_env(): rank 1 of 2, local rank 1
+  const auto test_env = o.process->env;
+  o.process = tunekit::process_context::from_env(); // rank 1 of 2, local rank 1
+  o.process->env = test_env;
+  o.process->log = from_env.sink();
   EXPECT_EQ(run(std::move(o)), 1);
   EXPECT_TRUE(from_env.infos().empty()) << "only local rank 0 reaches the console\n"
                                         << from_env.dump();

@@ -26,9 +26,8 @@ TEST(log, a_verbose_call_without_a_sink_reports_on_stdout) {
   temp_dir dir;
   tunekit::tuner_options o;
   o.version = "v1";
-  o.env = tunekit_test::test_env(dir.path());
+  o.process = tunekit::process_context{.env = tunekit_test::test_env(dir.path())}; // no sink
   o.hardware = tunekit_test::test_hardware();
-  o.launcher = tunekit::launcher_info{};
   o.measurer = std::make_shared<tunekit::simulated_measurer>(tunekit_test::block_cost);
   auto f = tunekit::autotune(
       "stdout_scale", tunekit::config_space::product({{"BLOCK", {256, 512}}}),

@@ -60,9 +60,9 @@ class lookup_table_test : public ::testing::Test {
 protected:
   [[nodiscard]] tunekit::tuner_options opts(const lookup_table &t) const {
     auto o = tunekit_test::options(cache.path(), meas, log);
-    o.lookup_table = std::make_shared<const lookup_table>(t);
-    o.op_name = "scale_op";
-    o.template_hashes = {{"tiled", "hash-now"}};
+    o.table.lookup_table = std::make_shared<const lookup_table>(t);
+    o.table.op_name = "scale_op";
+    o.table.template_hashes = {{"tiled", "hash-now"}};
     return o;
   }
   auto make(tunekit::tuner_options o) {
@@ -243,7 +243,7 @@ TEST_F(lookup_table_test, table_beats_default_and_cache_beats_table) {
 
 TEST_F(lookup_table_test, additional_params_and_pins_are_part_of_the_key) {
   auto o = opts(table({{tk(true, "alpha=1&beta=0"), {entry(tiled(1024))}}}));
-  o.table_params = config{{"alpha", 1}};
+  o.table.params = config{{"alpha", 1}};
   auto f = make(o);
   tunekit::call_options pin;
   pin.pinned = config{{"beta", 0}};
@@ -256,8 +256,8 @@ TEST_F(lookup_table_test, table_from_the_environment_is_read_once_at_build) {
   const auto file = dir.path() / "table.json";
   tunekit_test::write_text(file, table({{tk(true), {entry(tiled(2048))}}}).to_json());
   auto o = tunekit_test::options(cache.path(), meas, log);
-  o.env->lookup_table = file;
-  o.op_name = "scale_op";
+  o.process->env.lookup_table = file;
+  o.table.op_name = "scale_op";
   auto f = make(o);
   ASSERT_NE(f.tuner().table(), nullptr);
   std::filesystem::remove(file);
@@ -291,8 +291,8 @@ std::vector<tunekit::cache_entry> entries_in(const std::filesystem::path &root) 
 
 TEST_F(lookup_table_test, from_entries_ranks_valid_candidates_and_a_tuner_serves_the_table) {
   auto o = opts(lookup_table{});
-  o.template_hashes.clear();
-  o.table_params = config{{"alpha", 1}};
+  o.table.template_hashes.clear();
+  o.table.params = config{{"alpha", 1}};
   tunekit::call_options pin;
   pin.pinned = config{{"beta", 0}};
   static_cast<void>(make(o).with(pin)(4096, "float32"));
@@ -309,8 +309,8 @@ TEST_F(lookup_table_test, from_entries_ranks_valid_candidates_and_a_tuner_serves
   // The top choice alone, served to a fresh tuner without measuring.
   temp_dir fresh;
   auto served = opts(lookup_table::from_entries(entries, "scale_op", 1, config{{"alpha", 1}}));
-  served.env->cache_dir = fresh.path();
-  served.table_params = config{{"alpha", 1}};
+  served.process->env.cache_dir = fresh.path();
+  served.table.params = config{{"alpha", 1}};
   const auto measured = meas->candidates_measured();
   auto f = make(served);
   EXPECT_EQ(f.with(pin)(4096, "float32"), 512);

@@ -74,9 +74,9 @@ protected:
                                                tunekit::simulated_measurer::cost_function c) {
     auto o =
         tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(c), log);
-    o.env->always_tune = r.always_tune;
-    o.env->artifact_dir = artifacts.path();
-    o.artifact_name = "scale";
+    o.process->env.always_tune = r.always_tune;
+    o.process->env.artifact_dir = artifacts.path();
+    o.artifact.name = "scale";
     auto table = std::make_shared<tunekit::lookup_table>();
     const std::string tk =
         tunekit::table_key(tunekit_test::test_hardware().name, key{4096}, "", "scale");
@@ -87,7 +87,7 @@ protected:
       table->add(tk, {config{{"BLOCK", 64}}, ""});
       table->add(tk, {config{{"BLOCK", 128}}, ""});
     }
-    o.lookup_table = table;
+    o.table.lookup_table = table;
     return o;
   }
   static auto make(tunekit::tuner_options o) {
@@ -144,7 +144,7 @@ TEST(resolution_provenance, a_search_among_table_choices_measures_only_them) {
   const std::string tk = tunekit::table_key("", key{4096}, "", "scale");
   table->add(tk, {config{{"BLOCK", 64}}, ""});
   table->add(tk, {config{{"BLOCK", 2048}}, ""});
-  o.lookup_table = table;
+  o.table.lookup_table = table;
   auto f = tunekit::autotune(
       "scale", space(), [](int n) { return key{n}; }, tunekit::keep_all{},
       [](int /*n*/, const config &c) { return c.get_int("BLOCK"); }, o);
@@ -170,7 +170,7 @@ TEST(resolution_provenance, a_cache_hit_says_nothing_about_the_table) {
   const std::string tk = tunekit::table_key("", key{4096}, "", "scale");
   table->add(tk, {config{{"BLOCK", 4}}, ""}); // not a config of the space: dropped with a warning
   table->add(tk, {config{{"BLOCK", 64}}, ""});
-  o.lookup_table = table;
+  o.table.lookup_table = table;
   auto make = [&] {
     return tunekit::autotune(
         "scale", space(), [](int n) { return key{n}; }, tunekit::keep_all{},
@@ -178,11 +178,11 @@ TEST(resolution_provenance, a_cache_hit_says_nothing_about_the_table) {
   };
   {
     auto f = make();
-    o.lookup_table = nullptr;
+    o.table.lookup_table = nullptr;
     auto plain = make();
     EXPECT_EQ(plain(4096), searched); // stores the winner
   }
-  o.lookup_table = table;
+  o.table.lookup_table = table;
   log.clear();
   auto f = make();
   EXPECT_EQ(f.with({.verbose = true})(4096), searched);

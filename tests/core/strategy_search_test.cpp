@@ -119,7 +119,7 @@ TEST_F(strategy_search, the_same_seed_measures_the_same_candidates) {
   static_cast<void>(f(3));
   temp_dir other;
   auto o = opts(60, second.cost());
-  o.env->cache_dir = other.path();
+  o.process->env.cache_dir = other.path();
   auto g = make(o);
   static_cast<void>(g(3));
   ASSERT_FALSE(first.seen->empty());
@@ -153,7 +153,7 @@ TEST_F(strategy_search, transfer_starts_from_the_winners_of_other_keys) {
   // Without the option nothing is transferred.
   temp_dir other;
   auto p = opts(40, bowl);
-  p.env->cache_dir = other.path();
+  p.process->env.cache_dir = other.path();
   auto h = make(p);
   static_cast<void>(h(3));
   EXPECT_EQ(h.tuner().last_search()->search->transferred, 0U);
@@ -209,7 +209,7 @@ TEST_F(strategy_search, a_preparer_sees_every_batch_before_it_is_measured) {
   auto prep2 = std::make_shared<recording_preparer>();
   temp_dir other;
   auto p = opts(64, bowl);
-  p.env->cache_dir = other.path();
+  p.process->env.cache_dir = other.path();
   p.preparer = prep2;
   p.search.batch_size = 8;
   auto g = make(p);

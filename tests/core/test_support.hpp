@@ -187,10 +187,9 @@ inline tunekit::tuner_options options(const std::filesystem::path &cache_dir,
   tunekit::tuner_options o;
   o.version = std::move(version);
   o.measurer = std::move(measurer);
-  o.env = test_env(cache_dir);
+  // A single process (whatever RANK/WORLD_SIZE say) and the capture's sink.
+  o.process = tunekit::process_context{test_env(cache_dir), tunekit::launcher_info{}, log.sink()};
   o.hardware = test_hardware();
-  o.launcher = tunekit::launcher_info{}; // a single process, whatever RANK/WORLD_SIZE say
-  o.log = log.sink();
   return o;
 }
 

@@ -74,7 +74,7 @@ TEST_F(tuner_test, verbose_reports_key_source_candidates_progress_and_winner) {
   // A fresh tuner: the source is the cache.
   log_capture log2;
   auto o = opts();
-  o.log = log2.sink();
+  o.process->log = log2.sink();
   auto again = make_scale(p, o);
   static_cast<void>(again.with({.verbose = true})(1024));
   EXPECT_EQ(log2.count(tunekit::log_level::info, {"(1024)", "cache", "[BLOCK=512, num_warps=4]"}),
@@ -91,7 +91,7 @@ TEST_F(tuner_test, quiet_calls_log_nothing) {
 
 TEST_F(tuner_test, verbose_from_the_environment_applies_to_every_call) {
   auto o = opts();
-  o.env->verbose = true;
+  o.process->env.verbose = true;
   auto scale = make_scale(p, o);
   static_cast<void>(scale(1024));
   EXPECT_EQ(log.count(tunekit::log_level::info, {"winner [BLOCK=512, num_warps=4]"}), 1U)

@@ -568,7 +568,7 @@ TEST_F(winner_cache_test, always_tune_retunes_and_rewrites) {
     return c.get_int("BLOCK") == 1024 && c.get_int("num_warps") == 4 ? 0.5 : 2.0;
   };
   auto forced = opts();
-  forced.env->always_tune = true;
+  forced.process->env.always_tune = true;
   const auto out = tune(1024, forced);
   EXPECT_EQ(out.src, source::search);
   EXPECT_EQ(out.measured, 6U);
@@ -586,7 +586,7 @@ TEST_F(winner_cache_test, always_tune_retunes_and_rewrites) {
 
 TEST_F(winner_cache_test, always_tune_without_an_entry_searches_and_writes_one) {
   auto forced = opts();
-  forced.env->always_tune = true;
+  forced.process->env.always_tune = true;
   EXPECT_EQ(tune(1024, forced).src, source::search);
   EXPECT_TRUE(std::filesystem::exists(entry_of(1024)));
 }
@@ -631,7 +631,7 @@ TEST_F(winner_cache_test, differing_dependencies_with_version_check_retune_and_r
   write_json(entry_of(1024), j);
 
   auto checked = opts();
-  checked.env->version_check = true;
+  checked.process->env.version_check = true;
   const auto out = tune(1024, checked);
   EXPECT_EQ(out.src, source::search);
   EXPECT_EQ(out.measured, 6U);
@@ -647,7 +647,7 @@ TEST_F(winner_cache_test, differing_dependencies_with_version_check_retune_and_r
 TEST_F(winner_cache_test, equal_dependencies_with_version_check_hit) {
   static_cast<void>(tune(1024, opts()));
   auto checked = opts();
-  checked.env->version_check = true;
+  checked.process->env.version_check = true;
   EXPECT_EQ(tune(1024, checked).src, source::cache);
   EXPECT_TRUE(log.warnings().empty()) << log.dump();
 }
@@ -656,7 +656,7 @@ TEST_F(winner_cache_test, writes_leave_no_temp_files_behind) {
   static_cast<void>(tune(1024, opts()));
   static_cast<void>(tune(2048, opts()));
   auto forced = opts();
-  forced.env->always_tune = true;
+  forced.process->env.always_tune = true;
   static_cast<void>(tune(1024, forced)); // rewrites over existing files
   const auto all = files();
   EXPECT_EQ(all.size(), 4U);
@@ -704,7 +704,7 @@ TEST_F(winner_cache_test, an_unwritable_cache_warns_and_the_call_still_succeeds)
   const auto blocker = dir.path() / "not-a-directory";
   tunekit_test::write_text(blocker, "x");
   auto o = opts();
-  o.env->cache_dir = blocker;
+  o.process->env.cache_dir = blocker;
   const auto out = tune(1024, o);
   EXPECT_EQ(out.src, source::search);
   EXPECT_EQ(out.used, fastest);

@@ -86,7 +86,7 @@ void tune_with_a_faulting_candidate(cudaStream_t stream) {
   };
   auto opts = tunekit::cuda::make_tuner_options({.stream = stream});
   opts.use_disk_cache = false;
-  opts.env = tunekit::environment{};
+  opts.process = tunekit::process_context{};
   auto tuned = tunekit::autotune(
       "cuda_faulty", space, [](int n) { return tunekit::key{n}; }, tunekit::keep_all{}, fn, opts);
   try {

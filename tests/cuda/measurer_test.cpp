@@ -61,7 +61,7 @@ bool names_bad_block_size(const std::string &msg) {
 tunekit::tuner_options quiet_options(event_measurer_options o) {
   auto opts = tunekit::cuda::make_tuner_options(std::move(o));
   opts.use_disk_cache = false;
-  opts.env = tunekit::environment{};
+  opts.process = tunekit::process_context{};
   return opts;
 }
 

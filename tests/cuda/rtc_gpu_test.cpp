@@ -168,8 +168,7 @@ TEST_F(rtc_gpu, tuning_skips_configs_that_do_not_compile_and_picks_a_valid_one) 
   tc::test::device_buffer x(n);
   tc::test::device_buffer y(n);
   auto o = tc::make_tuner_options({.stream = stream()});
-  o.env = tunekit_test::test_env(m_dir.path());
-  o.log = m_log.sink();
+  o.process = tunekit::process_context{tunekit_test::test_env(m_dir.path()), {}, m_log.sink()};
   o.version = program->digest();
   auto tuned = tunekit::autotune(
       "rtc.scale", space,
@@ -198,8 +197,7 @@ TEST_F(rtc_gpu, tuning_skips_configs_that_do_not_compile_and_picks_a_valid_one) 
 TEST_F(rtc_gpu, a_runtime_kernel_is_a_tunable_kernel_in_context) {
   auto program = std::make_shared<tc::kernel_program>(tc::test::scale_definition(), options());
   auto o = tc::make_tuner_options({.stream = stream()});
-  o.env = tunekit_test::test_env(m_dir.path());
-  o.log = m_log.sink();
+  o.process = tunekit::process_context{tunekit_test::test_env(m_dir.path()), {}, m_log.sink()};
   o.use_disk_cache = false;
   auto kernel = tunekit::make_tunable_kernel(
       "rtc.scale_in_context", tunekit::config_space::product({{"ELEMS", {1, 4, 32}}}),
@@ -209,8 +207,7 @@ TEST_F(rtc_gpu, a_runtime_kernel_is_a_tunable_kernel_in_context) {
   tc::test::device_buffer x(n);
   tc::test::device_buffer y(n);
   tunekit::contextual_options co;
-  co.env = tunekit_test::test_env(m_dir.path());
-  co.log = m_log.sink();
+  co.process = tunekit::process_context{tunekit_test::test_env(m_dir.path()), {}, m_log.sink()};
   auto step = tunekit::contextual_autotune(
       [&] {
         kernel(x.get(), y.get(), 2.0f, n, stream());

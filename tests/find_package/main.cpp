@@ -25,7 +25,7 @@ int main() {
                                  [](const tunekit::config &c, const tunekit::key &) {
                                    return c.get_int("step") == 2 ? 1.0 : 2.0;
                                  }),
-                             .env = env});
+                             .process = tunekit::process_context{.env = env}});
   const int r = add(40);
   std::printf("consumer: %d (tunekit %s, version %s)\n", r, TUNEKIT_VERSION_STRING,
               std::string(CONSUMER_SOURCE_HASH).substr(0, 12).c_str());

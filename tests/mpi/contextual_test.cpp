@@ -26,7 +26,7 @@ tunekit::contextual_options dist_options(const temp_dir &dir) {
   tunekit::contextual_options o;
   tunekit::environment env;
   env.log_dir = dir.path() / "logs";
-  o.env = env;
+  o.process = tunekit::process_context{.env = env, .launcher = tunekit::launcher_info::from_env()};
   o.is_dist = true;
   o.comm = &world();
   o.n_warmup = 1;

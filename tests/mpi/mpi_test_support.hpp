@@ -101,9 +101,8 @@ inline tunekit::tuner_options options(const std::filesystem::path &dir,
   tunekit::environment env;
   env.cache_dir = dir / "cache";
   env.log_dir = dir / "logs";
-  o.env = env;
+  o.process = tunekit::process_context{env, tunekit::launcher_info::from_env(), log.sink()};
   o.hardware = tunekit::hardware_info{"host", "Test CPU 9000", "x86_64", 8, 1};
-  o.log = log.sink();
   o.comm = comm;
   o.policy = tunekit::measure_policy{0, 1, tunekit::statistic::mean};
   return o;

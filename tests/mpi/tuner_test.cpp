@@ -116,7 +116,7 @@ TEST(MultiRankTuner, AHitOnOnlyOneRankMakesEveryRankSearch) {
       // A winner (index 5) stored in rank k's cache only, by a single-process tuner.
       tunekit::single_process_communicator single;
       auto o = options(dir.path(), simulated(favour(5)), log, &single);
-      o.launcher = tunekit::launcher_info{};
+      o.process->launcher = tunekit::launcher_info{};
       auto seed = block_tuner("hit_on_k", o);
       EXPECT_EQ(seed(42), 5);
     }
@@ -145,7 +145,7 @@ TEST(MultiRankTuner, TheSameHitOnEveryRankNeedsNoSearch) {
   {
     tunekit::single_process_communicator single;
     auto o = options(dir.path(), simulated(favour(4)), log, &single);
-    o.launcher = tunekit::launcher_info{};
+    o.process->launcher = tunekit::launcher_info{};
     auto seed = block_tuner("hit_everywhere", o);
     EXPECT_EQ(seed(7), 4);
   }
@@ -163,7 +163,7 @@ TEST(MultiRankTuner, OneRanksCorruptEntryMakesEveryRankSearch) {
   {
     tunekit::single_process_communicator single;
     auto o = options(dir.path(), simulated(favour(4)), log, &single);
-    o.launcher = tunekit::launcher_info{};
+    o.process->launcher = tunekit::launcher_info{};
     auto seed = block_tuner("corrupt", o);
     EXPECT_EQ(seed(9), 4);
     if (world_rank() == bad) {
@@ -468,8 +468,8 @@ TEST(MultiRankTuner, VerboseLinesReachTheConsoleFromLocalRankZeroOnly) {
   temp_dir dir;
   log_capture log;
   auto o = options(dir.path(), simulated(favour(2)), log, &world());
-  o.launcher = tunekit::launcher_info{tunekit::launcher_kind::open_mpi, world_rank(), world_rank(),
-                                      world_size()};
+  o.process->launcher = tunekit::launcher_info{tunekit::launcher_kind::open_mpi, world_rank(),
+                                               world_rank(), world_size()};
   auto f = block_tuner("verbose", o);
   EXPECT_EQ(f.with({.verbose = true})(5), 2);
   if (world_rank() == 0 || world_size() == 1) {

@@ -210,9 +210,8 @@ TEST_F(NcclTwoGpus, TunersAgreeOverNcclWithAndWithoutTheParallelSplit) {
           });
       tunekit::tuner_options o;
       o.measurer = meas;
-      o.env = tunekit::environment{};
+      o.process = tunekit::process_context{};
       o.use_disk_cache = false;
-      o.launcher = tunekit::launcher_info{};
       o.comm = &c;
       o.parallel_split = split;
       auto g = tunekit::autotune(
