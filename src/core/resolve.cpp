@@ -5,7 +5,60 @@
 
 #include <algorithm>
 
+namespace tunekit {
+
+std::string_view to_string(source s) noexcept {
+  switch (s) {
+  case source::memory:
+    return "memory";
+  case source::cache:
+    return "cache";
+  case source::artifact:
+    return "artifact";
+  case source::table:
+    return "table";
+  case source::default_config:
+    return "default";
+  case source::search:
+    return "search";
+  case source::table_search:
+    return "table_search";
+  case source::disabled:
+    return "disabled";
+  }
+  return "unknown";
+}
+
+} // namespace tunekit
+
 namespace tunekit::detail {
+
+void check_pins(const std::string &tuner, const config_space &space, const call_options &o) {
+  if (o.allow_arg_overwrite) {
+    return;
+  }
+  for (const auto &f : o.pinned) {
+    if (space.has_field(f.name)) {
+      throw error("tuner '" + tuner + "': the argument '" + f.name +
+                  "' is also a config field; pass allow_arg_overwrite to let the argument "
+                  "win (that field is then not tuned)");
+    }
+  }
+}
+
+std::vector<config> pinned_candidates(const config_space &space, const config &pinned) {
+  if (pinned.empty()) {
+    return space.configs();
+  }
+  std::vector<config> out;
+  for (const auto &c : space) {
+    config p = with_pins(c, pinned);
+    if (std::find(out.begin(), out.end(), p) == out.end()) {
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
 
 config with_pins(config c, const config &pinned) {
   for (const auto &f : pinned) {

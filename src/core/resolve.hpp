@@ -78,6 +78,12 @@ struct stored_answer {
 /// that is not a candidate.
 [[nodiscard]] std::optional<proposal> from_default(const resolve_sources &s, const resolve_call &c);
 
+/// Config fields the caller pins are refused (naming the field) unless `allow_arg_overwrite`.
+void check_pins(const std::string &tuner, const config_space &space, const call_options &o);
+/// The space with the pinned values applied; configs that become equal collapse into one.
+[[nodiscard]] std::vector<config> pinned_candidates(const config_space &space,
+                                                    const config &pinned);
+
 /// `c` with the pinned values set.
 [[nodiscard]] config with_pins(config c, const config &pinned);
 /// Index of the candidate equal to `c` up to the order of its fields.

@@ -20,28 +20,6 @@
 
 namespace tunekit {
 
-std::string_view to_string(source s) noexcept {
-  switch (s) {
-  case source::memory:
-    return "memory";
-  case source::cache:
-    return "cache";
-  case source::artifact:
-    return "artifact";
-  case source::table:
-    return "table";
-  case source::default_config:
-    return "default";
-  case source::search:
-    return "search";
-  case source::table_search:
-    return "table_search";
-  case source::disabled:
-    return "disabled";
-  }
-  return "unknown";
-}
-
 struct tuner::impl {
   std::string name;
   config_space space;
@@ -112,35 +90,6 @@ struct tuner::impl {
     return c != nullptr ? *c : single;
   }
 
-  // Config fields the caller pins: refused unless allow_arg_overwrite.
-  void check_pins(const call_options &o) const {
-    if (o.allow_arg_overwrite) {
-      return;
-    }
-    for (const auto &f : o.pinned) {
-      if (space.has_field(f.name)) {
-        throw error("tuner '" + name + "': the argument '" + f.name +
-                    "' is also a config field; pass allow_arg_overwrite to let the argument "
-                    "win (that field is then not tuned)");
-      }
-    }
-  }
-
-  // The space with the pinned values applied; configs that become equal collapse into one.
-  [[nodiscard]] std::vector<config> candidates(const call_options &o) const {
-    if (o.pinned.empty()) {
-      return space.configs();
-    }
-    std::vector<config> out;
-    for (const auto &c : space) {
-      config p = detail::with_pins(c, o.pinned);
-      if (std::find(out.begin(), out.end(), p) == out.end()) {
-        out.push_back(std::move(p));
-      }
-    }
-    return out;
-  }
-
   // Deferred mode before arm: record the key and hand out the default config (default_fn's,
   // else the space's first).
   const config &defer(const key &k, const key &pinned_key, const call_options &o,
@@ -149,7 +98,7 @@ struct tuner::impl {
     if (it == deferred.end()) {
       config c = detail::with_pins(space[0], o.pinned);
       if (default_fn != nullptr) {
-        const std::vector<config> cands = candidates(o);
+        const std::vector<config> cands = detail::pinned_candidates(space, o.pinned);
         const std::vector<bool> kept(cands.size(), true);
         const std::string what = context(pinned_key);
         const detail::resolve_call call{k, pinned_key, o, cands, kept, default_fn, false, what};
@@ -329,7 +278,7 @@ const config &tuner::resolve(const key &k, const call_options &o,
   impl &state = *m;
   const std::lock_guard lock(state.resolve_mutex);
   const bool verbose = o.verbose || state.env.verbose;
-  state.check_pins(o);
+  detail::check_pins(state.name, state.space, o);
   key pinned_key = k;
   for (const auto &f : o.pinned) {
     pinned_key.push_back(value("pinned " + f.name)); // marked, so no key_fn value can look like it
@@ -355,7 +304,7 @@ const config &tuner::resolve(const key &k, const call_options &o,
   }
 
   communicator &comm = state.pick(o.comm);
-  const std::vector<config> cands = state.candidates(o);
+  const std::vector<config> cands = detail::pinned_candidates(state.space, o.pinned);
   std::vector<bool> kept(cands.size());
   for (std::size_t i = 0; i < cands.size(); ++i) {
     try {
@@ -403,7 +352,7 @@ const config &tuner::resolve(const key &k, const call_options &o,
 }
 
 config tuner::disabled_config(const call_options &o) const {
-  m->check_pins(o);
+  detail::check_pins(m->name, m->space, o);
   return detail::with_pins(m->space[0], o.pinned);
 }
 
