@@ -52,7 +52,7 @@ std::string read_file(const std::filesystem::path &path, bool &ok) {
 
 std::string artifact_digest(std::string_view name, const key &k, const device_identity &dev) {
   const json id{{"artifact", name}, {"key", detail::to_json(k)}, {"device", device_json(dev)}};
-  return detail::sha256_hex(id.dump());
+  return detail::sha256_hex(detail::dump(id));
 }
 
 std::filesystem::path artifact_path(const std::filesystem::path &dir, std::string_view name,
@@ -74,7 +74,7 @@ std::string to_json(const artifact &a) {
     j["template_id"] = a.config.template_id();
   }
   j["config"] = detail::to_json(a.config);
-  return j.dump(2) + "\n";
+  return detail::dump(j, 2) + "\n";
 }
 
 artifact artifact_from_json(std::string_view text) {

@@ -86,7 +86,7 @@ std::string to_json(const cache_entry &e) {
       r["stats"] = detail::to_json(c.stats);
     }
     if (!c.reason.empty()) {
-      r["reason"] = c.reason;
+      r["reason"] = detail::utf8_text(c.reason);
     }
     if (c.prepare_ms) {
       r["prepare_ms"] = *c.prepare_ms;
@@ -110,7 +110,7 @@ std::string to_json(const cache_entry &e) {
                        {"stop", r.stop},
                        {"transferred", r.transferred}};
   }
-  return j.dump(2) + "\n";
+  return detail::dump(j, 2) + "\n";
 }
 
 cache_entry cache_entry_from_json(std::string_view text) {

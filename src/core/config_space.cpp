@@ -1,3 +1,5 @@
+#include "json_io.hpp"
+
 #include <tunekit/config_space.hpp>
 #include <tunekit/error.hpp>
 
@@ -21,6 +23,8 @@ config_space::config_space(std::vector<config> configs) : m_configs(std::move(co
     const config &c = m_configs[i];
     std::size_t h = std::hash<std::string>{}(c.template_id());
     for (const auto &f : c) {
+      // Names are JSON object keys in cache entries, artifacts and tables: UTF-8 only.
+      static_cast<void>(detail::utf8_name(f.name, "config field name"));
       h = h * 31 + std::hash<std::string>{}(f.name);
       h = h * 31 + f.value.hash();
     }
@@ -43,6 +47,7 @@ config_space config_space::product(const std::vector<parameter> &params,
   std::set<std::string> names;
   std::size_t total = 1;
   for (const auto &p : params) {
+    static_cast<void>(detail::utf8_name(p.name, "parameter name"));
     if (p.values.empty()) {
       throw error("parameter '" + p.name + "' has no values");
     }

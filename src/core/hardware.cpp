@@ -13,7 +13,7 @@ namespace tunekit {
 const char *version() noexcept { return TUNEKIT_VERSION_STRING; }
 
 std::string hardware_info::digest() const {
-  return detail::sha256_hex(detail::to_json(*this).dump());
+  return detail::sha256_hex(detail::dump(detail::to_json(*this)));
 }
 
 std::string hardware_info::to_string() const {

@@ -2,6 +2,7 @@
 
 #include <tunekit/error.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -40,7 +41,112 @@ const char *type_name(json::value_t t) {
 }
 
 bool is_integer(const json &j) { return j.is_number_integer() || j.is_number_unsigned(); }
+
+// The member that holds a string value that is not UTF-8, as lowercase hex of its bytes.
+constexpr const char *bytes_member = "bytes";
+constexpr const char *hex_digits = "0123456789abcdef";
+
+// The length of the UTF-8 sequence at s[i], or 0 when no well-formed sequence starts there.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) {
+    return 1;
+  }
+  std::size_t n = 0;
+  unsigned char lo = 0x80;
+  unsigned char hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    lo = c == 0xE0 ? 0xA0 : 0x80; // no overlong forms
+    hi = c == 0xED ? 0x9F : 0xBF; // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    lo = c == 0xF0 ? 0x90 : 0x80; // no overlong forms
+    hi = c == 0xF4 ? 0x8F : 0xBF; // nothing past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || byte(i + 1) < lo || byte(i + 1) > hi) {
+    return 0;
+  }
+  for (std::size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) {
+      return 0;
+    }
+  }
+  return n;
+}
+
+std::string hex(std::string_view s) {
+  std::string out;
+  out.reserve(2 * s.size());
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    out += hex_digits[c >> 4];
+    out += hex_digits[c & 15];
+  }
+  return out;
+}
+
+int hex_digit(char c) noexcept {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  return -1;
+}
 } // namespace
+
+bool is_utf8(std::string_view s) noexcept {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+std::string utf8_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      out += "\\x";
+      out += static_cast<char>(std::toupper(hex_digits[c >> 4]));
+      out += static_cast<char>(std::toupper(hex_digits[c & 15]));
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+const std::string &utf8_name(const std::string &s, std::string_view what) {
+  if (!is_utf8(s)) {
+    throw error(std::string(what) + " \"" + utf8_text(s) +
+                "\" is not valid UTF-8; names must be UTF-8 (string values may hold any bytes)");
+  }
+  return s;
+}
+
+std::string dump(const json &j, int indent) {
+  try {
+    return j.dump(indent);
+  } catch (const json::exception &e) {
+    throw error(std::string("cannot write JSON: ") + e.what());
+  }
+}
 
 json to_json(const value &v) {
   switch (v.type()) {
@@ -51,6 +157,10 @@ json to_json(const value &v) {
   case value_type::boolean:
     return v.as_bool();
   case value_type::string:
+    // A string that is not UTF-8 cannot be a JSON string: its bytes are kept as {"bytes": hex}.
+    if (!is_utf8(v.as_string())) {
+      return json{{bytes_member, hex(v.as_string())}};
+    }
     return v.as_string();
   }
   return nullptr;
@@ -59,7 +169,7 @@ json to_json(const value &v) {
 json to_json(const config &c) {
   json j = json::object();
   for (const auto &f : c) {
-    j[f.name] = to_json(f.value);
+    j[utf8_name(f.name, "config field name")] = to_json(f.value);
   }
   return j;
 }
@@ -115,8 +225,26 @@ value value_from_json(const json &j, std::string_view what) {
   if (j.is_string()) {
     return value(j.get<std::string>());
   }
-  bad(what,
-      std::string("must be an integer, number, boolean or string, not ") + type_name(j.type()));
+  if (j.is_object() && j.size() == 1 && j.contains(bytes_member)) {
+    const json &h = j[bytes_member];
+    if (!h.is_string()) {
+      bad(sub(what, bytes_member), std::string("must be a string, not ") + type_name(h.type()));
+    }
+    const auto &text = h.get_ref<const std::string &>();
+    std::string bytes;
+    bytes.reserve(text.size() / 2);
+    for (std::size_t i = 0; i < text.size(); i += 2) {
+      const int high = hex_digit(text[i]);
+      const int low = i + 1 < text.size() ? hex_digit(text[i + 1]) : -1;
+      if (high < 0 || low < 0) {
+        bad(sub(what, bytes_member), "must be an even number of lowercase hex digits");
+      }
+      bytes += static_cast<char>((high << 4) | low);
+    }
+    return value(std::move(bytes));
+  }
+  bad(what, std::string("must be an integer, number, boolean, string or {\"bytes\": hex}, not ") +
+                type_name(j.type()));
 }
 
 config config_from_json(const json &j, std::string_view what) {

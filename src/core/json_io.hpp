@@ -38,6 +38,17 @@ const json &member(const json &j, std::string_view name, json::value_t type, std
                                         std::string_view what);
 [[nodiscard]] std::int64_t int_member(const json &j, std::string_view name, std::string_view what);
 
+/// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+[[nodiscard]] bool is_utf8(std::string_view s) noexcept;
+/// `s` itself when it is UTF-8; else throws tunekit::error saying that `what` (e.g. "config field
+/// name") is not, with the bytes written as `\xNN`. For names, which JSON holds as object keys.
+const std::string &utf8_name(const std::string &s, std::string_view what);
+/// `s` with each byte that is not part of a UTF-8 sequence written as the text `\xNN` (lossy: for
+/// free text such as a candidate's failure reason, never for identities).
+[[nodiscard]] std::string utf8_text(std::string_view s);
+/// `j.dump(indent)`, raising tunekit::error instead of nlohmann's exceptions.
+[[nodiscard]] std::string dump(const json &j, int indent = -1);
+
 /// Parses text; throws tunekit::error with the parser's message.
 [[nodiscard]] json parse(std::string_view text, std::string_view what);
 

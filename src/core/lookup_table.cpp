@@ -134,7 +134,7 @@ std::string lookup_table::to_json() const {
     }
     j[k] = std::move(list);
   }
-  return j.dump(2) + "\n";
+  return detail::dump(j, 2) + "\n";
 }
 
 void lookup_table::add(const std::string &table_key, table_entry e) {

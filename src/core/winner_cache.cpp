@@ -6,16 +6,19 @@
 #include <tunekit/winner_cache.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <system_error>
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 namespace tunekit {
@@ -78,11 +81,11 @@ stored_key_parts split_stored_key(const key &stored) {
 }
 
 std::string cache_digest(const function_identity &fn, const hardware_info &hw, const key &k) {
-  const json id{{"function", fn.name},
-                {"version", fn.version},
+  const json id{{"function", detail::utf8_name(fn.name, "function name")},
+                {"version", detail::utf8_name(fn.version, "function version")},
                 {"hardware", hw.digest()},
                 {"key", detail::to_json(k)}};
-  return detail::sha256_hex(id.dump());
+  return detail::sha256_hex(detail::dump(id));
 }
 
 winner_cache::winner_cache(std::filesystem::path root) : m_root(std::move(root)) {}
@@ -210,8 +213,71 @@ std::vector<std::filesystem::path> winner_cache::remove(std::string_view functio
   return removed;
 }
 
+namespace {
+// Temporary files are named `.<target>.tmp.<suffix>`: 16 random hex digits now, `<pid>.<counter>`
+// from older versions. One older than this is left by a killed writer (a live one writes a file in
+// well under a second) and is removed when its target is written again.
+constexpr auto stale_temp_age = std::chrono::minutes(10);
+
+std::string temp_prefix(const std::filesystem::path &target) {
+  return "." + target.filename().string() + ".tmp.";
+}
+
+bool is_temp_suffix(std::string_view suffix) {
+  return !suffix.empty() && std::all_of(suffix.begin(), suffix.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '.';
+  });
+}
+
+// 64 random bits from the kernel, so that processes with equal PIDs (other PID namespaces, other
+// hosts on a shared file system) and forked children never pick the same name.
+std::uint64_t random_bits() {
+  std::uint64_t r = 0;
+  auto *p = reinterpret_cast<unsigned char *>(&r);
+  std::size_t got = 0;
+  while (got < sizeof r) {
+    const ssize_t n = ::getrandom(p + got, sizeof r - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      break;
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  if (got < sizeof r) {
+    std::random_device rd;
+    r = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  return r;
+}
+
+void remove_stale_temp_files(const std::filesystem::path &dir,
+                             const std::filesystem::path &target) {
+  const std::string prefix = temp_prefix(target);
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix) ||
+        !is_temp_suffix(std::string_view(name).substr(prefix.size()))) {
+      continue;
+    }
+    std::error_code ec2;
+    if (!it->is_regular_file(ec2) || it->is_symlink(ec2)) {
+      continue;
+    }
+    const auto mtime = it->last_write_time(ec2);
+    if (!ec2 && now - mtime > stale_temp_age) {
+      std::filesystem::remove(it->path(), ec2); // best effort: another writer may clean it first
+    }
+  }
+}
+} // namespace
+
 void write_file_atomically(const std::filesystem::path &path, std::string_view text) {
-  static std::atomic<unsigned> counter{0};
   std::error_code ec;
   // A bare file name ("t.json") lives in the working directory.
   const std::filesystem::path dir_path =
@@ -220,12 +286,17 @@ void write_file_atomically(const std::filesystem::path &path, std::string_view t
   if (ec) {
     throw error("cannot create directory " + dir_path.string() + ": " + ec.message());
   }
-  const auto tmp =
-      dir_path / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                  std::to_string(counter.fetch_add(1)));
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+  remove_stale_temp_files(dir_path, path);
+  std::filesystem::path tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    char suffix[17];
+    std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random_bits()));
+    tmp = dir_path / (temp_prefix(path) + suffix);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
+      throw error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+    }
   }
   std::size_t done = 0;
   while (done < text.size()) {

@@ -1,8 +1,11 @@
 // Helper of multi_process_test: one process that tunes a host function against the winner cache
 // in the directory given on its command line, then prints where the winner came from.
 //
-//   tunekit_cache_process <cache_dir> [n]
+//   tunekit_cache_process <cache_dir> [n] [tag_hex]
 //   -> source=search measured=6 winner=[BLOCK=512, num_warps=4]
+//
+// With `tag_hex`, the key also holds the string of those bytes (hex, so that a test can pass bytes
+// that are not UTF-8, such as "caf\xe9" = 636166e9).
 //
 // The measurer is simulated (a cost of the config, seeded noise), so every process that searches
 // picks the same winner; the environment is not read (cache directory, launcher), so only the
@@ -35,6 +38,14 @@ double scale_sum(std::int64_t n, const tunekit::config &c) {
   return sum;
 }
 
+std::string from_hex(const std::string &hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  return out;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -44,6 +55,14 @@ int main(int argc, char **argv) {
   }
   try {
     const std::int64_t n = argc > 2 ? std::stoll(argv[2]) : 1024;
+    const std::string tag = argc > 3 ? from_hex(argv[3]) : std::string();
+    auto key_of = [tag](std::int64_t len) {
+      tunekit::key k{len};
+      if (!tag.empty()) {
+        k.push_back(tag);
+      }
+      return k;
+    };
     auto meas = std::make_shared<tunekit::simulated_measurer>(cost, 0.02, 11);
     tunekit::environment env;
     env.cache_dir = argv[1];
@@ -61,12 +80,12 @@ int main(int argc, char **argv) {
     auto tuned = tunekit::autotune(
         "multi_process.scale",
         tunekit::config_space::product({{"BLOCK", {256, 512, 1024, 2048}}, {"num_warps", {4, 8}}}),
-        [](std::int64_t len) { return tunekit::key{len}; },
+        key_of,
         [](const tunekit::config &c, std::int64_t len) { return c.get_int("BLOCK") <= len; },
         scale_sum, o);
     const double sum = tuned(n);
     const double expected = static_cast<double>(n) * static_cast<double>(n - 1);
-    const tunekit::config *winner = tuned.tuner().find(tunekit::key{n});
+    const tunekit::config *winner = tuned.tuner().find(key_of(n));
     std::printf("source=%s measured=%zu winner=[%s]\n",
                 std::string(tunekit::to_string(tuned.tuner().last_source())).c_str(),
                 meas->candidates_measured(), winner != nullptr ? winner->to_string().c_str() : "");

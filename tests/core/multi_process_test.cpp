@@ -90,3 +90,21 @@ TEST(multi_process, concurrent_writers_leave_one_valid_entry) {
 TEST(multi_process, helper_reports_usage_errors) {
   EXPECT_EQ(run(quoted(TUNEKIT_CACHE_PROCESS) + " 2>/dev/null").status, 2);
 }
+
+TEST(multi_process, a_key_string_that_is_not_utf8_is_stored_and_read_back_by_another_process) {
+  tunekit_test::temp_dir dir;
+  // The key holds "caf\xe9" (Latin-1, not UTF-8): the first process searches and stores it, the
+  // second is served the same winner from the cache.
+  const auto first = run(helper(dir.path()) + " 636166e9");
+  ASSERT_EQ(first.status, 0) << first.out;
+  EXPECT_EQ(first.out, "source=search measured=6 winner=[BLOCK=512, num_warps=4]\n");
+
+  const auto second = run(helper(dir.path()) + " 636166e9");
+  ASSERT_EQ(second.status, 0) << second.out;
+  EXPECT_EQ(second.out, "source=cache measured=0 winner=[BLOCK=512, num_warps=4]\n");
+
+  // The UTF-8 key "café" is another key: searched, not served the Latin-1 entry.
+  const auto other = run(helper(dir.path()) + " 636166c3a9");
+  ASSERT_EQ(other.status, 0) << other.out;
+  EXPECT_EQ(other.out, "source=search measured=6 winner=[BLOCK=512, num_warps=4]\n");
+}
