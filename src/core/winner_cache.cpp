@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -216,7 +218,7 @@ std::vector<std::filesystem::path> winner_cache::remove(std::string_view functio
 namespace {
 // Temporary files are named `.<target>.tmp.<suffix>`: 16 random hex digits now, `<pid>.<counter>`
 // from older versions. One older than this is left by a killed writer (a live one writes a file in
-// well under a second) and is removed when its target is written again.
+// well under a second) and is removed by the first write into its directory of a later process.
 constexpr auto stale_temp_age = std::chrono::minutes(10);
 
 std::string temp_prefix(const std::filesystem::path &target) {
@@ -253,8 +255,21 @@ std::uint64_t random_bits() {
   return r;
 }
 
+// A sweep reads every entry of the directory, and the compile cache's holds thousands, so each
+// directory is swept at its first write in this process only: the files it looks for are left by
+// writers that died, almost always in an earlier process.
+bool first_write_in(const std::filesystem::path &dir) {
+  static std::mutex mutex;
+  static std::set<std::string> swept;
+  const std::lock_guard lock(mutex);
+  return swept.insert(dir.lexically_normal().string()).second;
+}
+
 void remove_stale_temp_files(const std::filesystem::path &dir,
                              const std::filesystem::path &target) {
+  if (!first_write_in(dir)) {
+    return;
+  }
   const std::string prefix = temp_prefix(target);
   const auto now = std::filesystem::file_time_type::clock::now();
   std::error_code ec;
