@@ -84,6 +84,11 @@ struct cache_entry {
   std::optional<search_record> search{};
 };
 
+/// The entry's valid candidates, fastest first (ties keep the candidates' order), at most `k`:
+/// what a lookup table or a search on another device takes from it.
+[[nodiscard]] std::vector<const candidate_record *> fastest_candidates(const cache_entry &e,
+                                                                       std::size_t k);
+
 /// The tuning log written beside an entry (`<digest>.log`): identity, key, hardware, policy, one
 /// line per candidate with its time or failure, the winner and the search's wall time.
 [[nodiscard]] std::string tuning_log(const cache_entry &e, double seconds);

@@ -4,6 +4,7 @@
 #include <tunekit/error.hpp>
 #include <tunekit/winner_cache.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -211,6 +212,21 @@ cache_entry cache_entry_from_json(std::string_view text) {
     e.search = std::move(r);
   }
   return e;
+}
+
+std::vector<const candidate_record *> fastest_candidates(const cache_entry &e, std::size_t k) {
+  std::vector<const candidate_record *> ok;
+  for (const auto &c : e.candidates) {
+    if (c.status == candidate_status::ok) {
+      ok.push_back(&c);
+    }
+  }
+  std::stable_sort(ok.begin(), ok.end(),
+                   [](const auto *a, const auto *b) { return a->time_ms < b->time_ms; });
+  if (ok.size() > k) {
+    ok.resize(k);
+  }
+  return ok;
 }
 
 std::string tuning_log(const cache_entry &e, double seconds) {

@@ -79,14 +79,7 @@ lookup_table lookup_table::from_entries(const std::vector<cache_entry> &entries,
   }
   lookup_table t;
   for (const auto &e : entries) {
-    std::vector<const candidate_record *> ok;
-    for (const auto &c : e.candidates) {
-      if (c.status == candidate_status::ok) {
-        ok.push_back(&c);
-      }
-    }
-    std::stable_sort(ok.begin(), ok.end(),
-                     [](const auto *a, const auto *b) { return a->time_ms < b->time_ms; });
+    const auto ok = fastest_candidates(e, top_k);
     const stored_key_parts parts = split_stored_key(e.key);
     config key_params = params;
     for (const auto &f : parts.pinned) {
@@ -99,10 +92,10 @@ lookup_table lookup_table::from_entries(const std::vector<cache_entry> &entries,
                   "' version '" + e.function.version +
                   "'; several functions or versions with one op?)");
     }
-    for (std::size_t i = 0; i < ok.size() && i < top_k; ++i) {
+    for (const candidate_record *r : ok) {
       table_entry te;
-      te.choice.set_template_id(ok[i]->config.template_id());
-      for (const auto &f : ok[i]->config) {
+      te.choice.set_template_id(r->config.template_id());
+      for (const auto &f : r->config) {
         if (!parts.pinned.contains(f.name)) {
           te.choice.set(f.name, f.value);
         }

@@ -22,16 +22,8 @@ std::vector<config> stored_winners(const winner_cache &cache, const function_ide
     if (!r.found() || r.value->function != fn || (r.value->hardware == hw && r.value->key == k)) {
       continue;
     }
-    std::vector<const candidate_record *> ok;
-    for (const auto &c : r.value->candidates) {
-      if (c.status == candidate_status::ok) {
-        ok.push_back(&c);
-      }
-    }
-    std::stable_sort(ok.begin(), ok.end(),
-                     [](const auto *a, const auto *b) { return a->time_ms < b->time_ms; });
-    for (std::size_t i = 0; i < ok.size() && i < transfer_per_entry; ++i) {
-      out.push_back(ok[i]->config);
+    for (const candidate_record *c : fastest_candidates(*r.value, transfer_per_entry)) {
+      out.push_back(c->config);
     }
   }
   return out;
