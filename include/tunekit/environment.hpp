@@ -16,6 +16,9 @@ struct environment {
   bool version_check = false;
   /// `TUNEKIT_VERBOSE=1`: every call behaves as if `verbose` were passed.
   bool verbose = false;
+  /// `TUNEKIT_PROGRESS=1`: a search shows its live progress on stderr (local rank 0), as with
+  /// `verbose`, without the verbose lines.
+  bool progress = false;
   /// `TUNEKIT_ARTIFACT_DIR`: where reviewed artifacts are served from (empty: none).
   std::filesystem::path artifact_dir{};
   /// `TUNEKIT_LOOKUP_TABLE`: a lookup table file (empty: none).

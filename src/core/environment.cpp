@@ -35,6 +35,7 @@ environment environment::from_env() {
   e.always_tune = flag("TUNEKIT_ALWAYS_TUNE");
   e.version_check = flag("TUNEKIT_VERSION_CHECK");
   e.verbose = flag("TUNEKIT_VERBOSE");
+  e.progress = flag("TUNEKIT_PROGRESS");
   e.artifact_dir = get("TUNEKIT_ARTIFACT_DIR");
   e.lookup_table = get("TUNEKIT_LOOKUP_TABLE");
   if (auto dir = get("TUNEKIT_LOG_DIR"); !dir.empty()) {

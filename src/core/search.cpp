@@ -96,6 +96,7 @@ struct batch_state {
   std::optional<std::size_t> best;       // this rank's best so far, for progress lines
   double best_time = infinity;
   std::optional<fatal_candidate_error> fatal;
+  progress_reporter *progress = nullptr;
 };
 
 // Measures the candidates of `batch` this rank owns (the j-th belongs to rank j % size with the
@@ -115,6 +116,7 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
       }
     }
     in.preparer->prepare(ahead);
+    st.progress->begin_batch(ahead);
   }
   std::vector<double> times(batch.size() + 1, infinity);
   for (std::size_t j = 0; j < batch.size(); ++j) {
@@ -127,6 +129,7 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
       continue; // stop measuring, but still take part in the reduction below
     }
     candidate_record &r = st.records[i];
+    st.progress->starting(in.candidates[i]);
     try {
       r = measure_one(in, i, st.done, st.planned, st.best_time);
     } catch (const fatal_candidate_error &e) {
@@ -142,6 +145,7 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
       r.prepare_ms = in.preparer->prepare_ms(r.config);
     }
     times[j] = r.time_ms;
+    st.progress->measured(i, r.time_ms);
     ++st.done;
     if (std::isfinite(r.time_ms) && r.time_ms < st.best_time) {
       st.best = i;
@@ -157,8 +161,10 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
         line += "; best so far " + format_ms(st.best_time) + " [" +
                 in.candidates[*st.best].to_string() + "]";
       }
+      st.progress->interrupt();
       in.log.info(line);
     }
+    st.progress->update();
   }
   if (st.fatal) {
     std::fill(times.begin(), times.end(), infinity);
@@ -173,10 +179,12 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
                           "device unusable, so tuning stopped on every rank");
   }
   times.pop_back();
+  std::size_t others = 0; // measured by other ranks
   for (std::size_t j = 0; j < batch.size(); ++j) {
     candidate_record &r = st.records[batch[j]];
     st.measured[batch[j]] = true;
     if (!mine(j)) {
+      ++others;
       const std::string on = "rank " + std::to_string(j % static_cast<std::size_t>(size));
       const bool ok = std::isfinite(times[j]);
       r.status = ok ? candidate_status::ok : candidate_status::failed;
@@ -189,6 +197,7 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
       r.time_ms = times[j];
     }
   }
+  st.progress->end_batch(batch, times, others);
   return times;
 }
 
@@ -242,8 +251,15 @@ search_result measure_and_pick(const search_input &in) {
     }
   }
 
+  st.planned = space ? std::min(kept.size(), in.settings.budget.max_evaluations) : kept.size();
+  const bool show =
+      (in.verbose || in.progress) && in.comm.local_rank() == 0 && in.log.launcher().local_rank == 0;
+  progress_reporter progress(
+      show, in.progress_out ? *in.progress_out : progress_output::to_stderr(), in.what, st.planned,
+      in.settings.budget.max_time.count(), 0, in.preparer);
+  st.progress = &progress;
+
   if (!space) { // exhaustive: every kept candidate, one reduction
-    st.planned = kept.size();
     const std::vector<double> times = measure_batch(in, kept, st);
     std::vector<double> all(n, infinity);
     for (std::size_t j = 0; j < kept.size(); ++j) {
@@ -260,7 +276,6 @@ search_result measure_and_pick(const search_input &in) {
     const std::string name =
         in.settings.strategy.empty() ? std::string(default_strategy_name) : in.settings.strategy;
     auto strat = make_strategy(name);
-    st.planned = std::min(kept.size(), in.settings.budget.max_evaluations);
     search_options so;
     so.seed = in.settings.seed;
     so.batch_size = std::max<std::size_t>(1, in.settings.batch_size);
@@ -307,6 +322,7 @@ search_result measure_and_pick(const search_input &in) {
       throw no_valid_config(in.what, out.measured, out.records);
     }
   }
+  progress.finish();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

@@ -3,6 +3,7 @@
 // measures what, the measure loop, the worst-rank reduction and the winner rule. The result is
 // a list of candidate records and the winner's index; storing it is the tuner's business.
 
+#include "progress.hpp"
 #include "rank_log.hpp"
 
 #include <tunekit/communicator.hpp>
@@ -52,6 +53,10 @@ struct search_input {
   std::span<const config> start_configs{};
   /// The space's declared parameters (a product space without pinned values), else empty.
   std::vector<parameter> declared{};
+  /// Live progress even without `verbose` (`TUNEKIT_PROGRESS=1`); drawn on local rank 0 only.
+  bool progress = false;
+  /// Where progress goes; null: `progress_output::to_stderr()`.
+  const progress_output *progress_out = nullptr;
 };
 
 /// What a search found.

@@ -155,7 +155,7 @@ struct tuner::impl {
     auto found = detail::measure_and_pick(
         {name, what, k, cands, kept, comm, opts.parallel_split, *meas, opts.policy, run, check, log,
          verbose, opts.search, opts.preparer.get(), start,
-         declared ? space.parameters() : std::vector<parameter>{}});
+         declared ? space.parameters() : std::vector<parameter>{}, env.progress});
     cache_entry e;
     e.function = {name, opts.version};
     e.key = k;

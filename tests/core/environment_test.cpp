@@ -19,9 +19,11 @@
 namespace {
 
 const char *const variables[] = {
-    "TUNEKIT_CACHE_DIR", "TUNEKIT_ALWAYS_TUNE",  "TUNEKIT_VERSION_CHECK",
-    "TUNEKIT_VERBOSE",   "TUNEKIT_ARTIFACT_DIR", "TUNEKIT_LOOKUP_TABLE",
-    "TUNEKIT_LOG_DIR",   "XDG_CACHE_HOME",       "HOME",
+    "TUNEKIT_CACHE_DIR",     "TUNEKIT_ALWAYS_TUNE",
+    "TUNEKIT_VERSION_CHECK", "TUNEKIT_VERBOSE",
+    "TUNEKIT_ARTIFACT_DIR",  "TUNEKIT_LOOKUP_TABLE",
+    "TUNEKIT_LOG_DIR",       "TUNEKIT_PROGRESS",
+    "XDG_CACHE_HOME",        "HOME",
 };
 
 class environment_test : public ::testing::Test {
@@ -57,6 +59,7 @@ TEST_F(environment_test, defaults_when_nothing_is_set) {
   EXPECT_FALSE(e.always_tune);
   EXPECT_FALSE(e.version_check);
   EXPECT_FALSE(e.verbose);
+  EXPECT_FALSE(e.progress);
   EXPECT_TRUE(e.artifact_dir.empty());
   EXPECT_TRUE(e.lookup_table.empty());
   EXPECT_EQ(e.log_dir, std::filesystem::path(".autotune_logs"));
@@ -81,19 +84,23 @@ TEST_F(environment_test, flags_accept_the_usual_spellings) {
     set("TUNEKIT_ALWAYS_TUNE", on);
     set("TUNEKIT_VERSION_CHECK", on);
     set("TUNEKIT_VERBOSE", on);
+    set("TUNEKIT_PROGRESS", on);
     const auto e = tunekit::environment::from_env();
     EXPECT_TRUE(e.always_tune) << on;
     EXPECT_TRUE(e.version_check) << on;
     EXPECT_TRUE(e.verbose) << on;
+    EXPECT_TRUE(e.progress) << on;
   }
   for (const char *off : {"0", "false", "no", "off", "", "2", "enabled"}) {
     set("TUNEKIT_ALWAYS_TUNE", off);
     set("TUNEKIT_VERSION_CHECK", off);
     set("TUNEKIT_VERBOSE", off);
+    set("TUNEKIT_PROGRESS", off);
     const auto e = tunekit::environment::from_env();
     EXPECT_FALSE(e.always_tune) << off;
     EXPECT_FALSE(e.version_check) << off;
     EXPECT_FALSE(e.verbose) << off;
+    EXPECT_FALSE(e.progress) << off;
   }
 }
 
