@@ -24,3 +24,7 @@ if(TUNEKIT_HAS_NCCL)
   # Recreates NCCL::NCCL in the consumer's project (see tunekitConfig.cmake).
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/tunekitNCCL.cmake DESTINATION ${TUNEKIT_CMAKE_DIR})
 endif()
+if(TUNEKIT_HAS_SERVE)
+  # Recreates httplib::httplib in the consumer's project (see tunekitConfig.cmake).
+  install(FILES ${PROJECT_SOURCE_DIR}/cmake/tunekitHttplib.cmake DESTINATION ${TUNEKIT_CMAKE_DIR})
+endif()

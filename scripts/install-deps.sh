@@ -3,7 +3,8 @@
 # with sudo available). Packages already present are left alone.
 set -euo pipefail
 packages=(cmake g++ make nlohmann-json3-dev libssl-dev zlib1g-dev libgtest-dev libgmock-dev
-          libbenchmark-dev libcli11-dev openmpi-bin libopenmpi-dev clang-format python3)
+          libbenchmark-dev libcli11-dev openmpi-bin libopenmpi-dev libcpp-httplib-dev clang-format
+          python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
