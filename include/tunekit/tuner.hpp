@@ -233,7 +233,7 @@ private:
   // `detail::tuner_access`.
   [[nodiscard]] const detail::winner *find_winner(const key &k, bool hot) const noexcept;
   [[nodiscard]] config disabled_config(const call_options &o) const;
-  [[noreturn]] void key_fn_failed(std::exception_ptr e) const;
+  [[noreturn]] void key_fn_failed(std::exception_ptr e, const call_options *o) const;
   [[nodiscard]] tunekit::measurer &measurer() const noexcept;
   const config &remember(const key &k, const config &c);
 
@@ -273,9 +273,12 @@ struct tuner_access {
   [[nodiscard]] static config disabled_config(const tuner &t, const call_options &o) {
     return t.disabled_config(o);
   }
-  /// Rethrows an exception of key_fn as `tunekit::error` naming the tuner.
-  [[noreturn]] static void key_fn_failed(const tuner &t, std::exception_ptr e) {
-    t.key_fn_failed(std::move(e));
+  /// Rethrows an exception of key_fn as `tunekit::error` naming the tuner. With the options of a
+  /// tuning call (`o`), the ranks of the call's communicator are told first (see
+  /// docs/function_tuner.md, "Failures on one rank").
+  [[noreturn]] static void key_fn_failed(const tuner &t, std::exception_ptr e,
+                                         const call_options *o = nullptr) {
+    t.key_fn_failed(std::move(e), o);
   }
   /// The measurer the tuner times candidates with.
   [[nodiscard]] static tunekit::measurer &measurer(const tuner &t) noexcept { return t.measurer(); }
@@ -384,11 +387,7 @@ public:
   /// The key of these arguments; an exception of key_fn becomes a `tunekit::error` naming the
   /// tuner.
   template <class... Args> [[nodiscard]] key key_of(const Args &...args) const {
-    try {
-      return key(std::invoke(m_key_fn, args...));
-    } catch (...) {
-      detail::tuner_access::key_fn_failed(*m_tuner, std::current_exception());
-    }
+    return key_for(nullptr, args...);
   }
 
   template <class... Args> decltype(auto) call(const call_options &o, Args &...args) {
@@ -399,7 +398,7 @@ public:
       const config c = detail::tuner_access::disabled_config(*m_tuner, o);
       return invoke_with(c, args...);
     }
-    const key k = key_of(std::as_const(args)...);
+    const key k = key_for(&o, std::as_const(args)...);
     if (o.pinned.empty() && !o.verbose) [[likely]] {
       if (const detail::winner *w = detail::tuner_access::find_hot(*m_tuner, m_memo, k))
           [[likely]] {
@@ -438,6 +437,17 @@ public:
   }
 
 private:
+  // key_fn's key; its exception becomes a `tunekit::error`, after a vote of the call's ranks when
+  // `o` is a tuning call's options.
+  template <class... Args>
+  [[nodiscard]] key key_for(const call_options *o, const Args &...args) const {
+    try {
+      return key(std::invoke(m_key_fn, args...));
+    } catch (...) {
+      detail::tuner_access::key_fn_failed(*m_tuner, std::current_exception(), o);
+    }
+  }
+
   struct bound {
     tuned_function *self;
     call_options opts;

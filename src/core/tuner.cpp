@@ -178,6 +178,9 @@ struct tuner::impl {
                detail::format_ms(found.seconds * 1e3));
     }
     log.file("search\n" + text);
+    // A rank that was late for the search's last reduction learns here that the others gave up,
+    // before it stores anything.
+    detail::confirm(comm, what);
     if (writes_artifact()) {
       // Every rank writes the same bytes atomically, so each one fails clearly on its own; a
       // failure means nothing is cached.
@@ -306,19 +309,24 @@ const config &tuner::resolve(const key &k, const call_options &o,
   communicator &comm = state.pick(o.comm);
   const std::vector<config> cands = detail::pinned_candidates(state.space, o.pinned);
   std::vector<bool> kept(cands.size());
-  for (std::size_t i = 0; i < cands.size(); ++i) {
+  // A failure of prune_fn is this rank's ballot: it still votes, so the others raise with it.
+  std::optional<std::string> failure;
+  for (std::size_t i = 0; i < cands.size() && !failure; ++i) {
     try {
       kept[i] = prune(cands[i]);
     } catch (const std::exception &e) {
-      throw error(what + ": prune_fn threw for [" + cands[i].to_string() + "]: " + e.what());
+      failure = what + ": prune_fn threw for [" + cands[i].to_string() + "]: " + e.what();
     }
   }
 
   // 2-5. cache, artifact, table, default
-  const detail::resolve_call call{k, pinned_key, o, cands, kept, default_fn, verbose, what};
-  const detail::stored_answer stored = detail::stored_proposal(state.sources(), call);
-  if (stored.search_among) {
-    kept = *stored.search_among;
+  detail::stored_answer stored;
+  if (!failure) {
+    const detail::resolve_call call{k, pinned_key, o, cands, kept, default_fn, verbose, what};
+    stored = detail::stored_proposal(state.sources(), call);
+    if (stored.search_among) {
+      kept = *stored.search_among;
+    }
   }
 
   // Agreement comes before any error of this rank's own, so that the ranks fail together.
@@ -329,7 +337,7 @@ const config &tuner::resolve(const key &k, const call_options &o,
   }
   const auto own = stored.answer ? std::optional(stored.answer->index) : std::nullopt;
   const detail::vote v = detail::agree(
-      comm, what, "agreement on the key, candidate list and cache proposal", text, own);
+      comm, what, "agreement on the key, candidate list and cache proposal", text, own, failure);
   if (!v.same_text) {
     state.log.warn("tuner '" + state.name + "': this rank's key is " + pinned_key.to_string());
     throw error("tuner '" + state.name +
@@ -356,14 +364,25 @@ config tuner::disabled_config(const call_options &o) const {
   return detail::with_pins(m->space[0], o.pinned);
 }
 
-void tuner::key_fn_failed(std::exception_ptr e) const {
+void tuner::key_fn_failed(std::exception_ptr e, const call_options *o) const {
+  std::string failure = "tuner '" + m->name + "': key_fn threw";
   try {
     std::rethrow_exception(std::move(e));
   } catch (const std::exception &ex) {
-    throw error("tuner '" + m->name + "': key_fn threw: " + ex.what());
+    failure += std::string(": ") + ex.what();
   } catch (...) {
-    throw error("tuner '" + m->name + "': key_fn threw an unknown exception");
+    failure += " an unknown exception";
   }
+  // In a tuning call the other ranks may be resolving their key: this rank votes "I failed" so
+  // that they raise with it instead of waiting (no collective before arm in deferred mode).
+  if (o != nullptr && m->armed.load()) {
+    const std::lock_guard lock(m->resolve_mutex);
+    communicator &comm = m->pick(o->comm);
+    static_cast<void>(detail::agree(comm, "tuner '" + m->name + "'",
+                                    "agreement on the key, candidate list and cache proposal", "",
+                                    std::nullopt, failure));
+  }
+  throw error(failure);
 }
 
 source tuner::last_source() const noexcept { return m->last.load(); }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -431,10 +432,11 @@ TEST(MultiRankTuner, ARankThatNeverArrivesFailsTheOthersWithStepAndKey) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (world_rank() == 0) {
       // Complete the agreement reduction the others gave up on (the first: a MIN all-reduce of
-      // three values), so that their communicators can be destroyed cleanly.
-      std::array<double, 3> v{};
+      // four values), so that their communicators can be destroyed cleanly.
+      std::array<double, 4> v{};
       MPI_Request req = MPI_REQUEST_NULL;
-      MPI_Iallreduce(MPI_IN_PLACE, v.data(), 3, MPI_DOUBLE, MPI_MIN, dup, &req);
+      MPI_Iallreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MIN, dup,
+                     &req);
       MPI_Wait(&req, MPI_STATUS_IGNORE);
     }
   }
@@ -462,6 +464,93 @@ TEST(MultiRankTuner, ARankThatNeverArrivesFailsTheOthersWithStepAndKey) {
     }
   }
   MPI_Comm_free(&dup);
+}
+
+// A rank whose measurement stalls past the timeout completes the reduction the others gave up
+// on (their contributions are still posted), but then fails too instead of storing a winner: the
+// same config on every rank, or an error on every rank.
+TEST(MultiRankTuner, ARankLateForTheLastReductionFailsToo) {
+  if (world_size() < 2) {
+    GTEST_SKIP() << "needs two ranks";
+  }
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  {
+    tunekit::mpi::communicator c(dup, {.timeout = std::chrono::milliseconds(300)});
+    temp_dir dir;
+    log_capture log;
+    const bool late = world_rank() == 0;
+    bool stalled = false;
+    auto cost = [&](const config &cfg, const key &) {
+      if (late && !stalled) {
+        stalled = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(900));
+      }
+      return block_index(cfg) == 2 ? 1.0 : 2.0;
+    };
+    auto f = block_tuner("late_reduction", options(dir.path(), simulated(cost), log, &c));
+    std::string msg;
+    bool returned = false;
+    try {
+      static_cast<void>(f(77));
+      returned = true;
+    } catch (const tunekit::communicator_timeout &e) {
+      msg = e.what();
+    }
+    EXPECT_FALSE(returned) << "rank " << world_rank() << " reported success";
+    EXPECT_TRUE(contains(msg, late ? "confirmation that every rank finished the search"
+                                   : "reduction of the candidate timings"))
+        << msg;
+    EXPECT_FALSE(std::filesystem::exists(f.tuner().cache_path(key{std::int64_t{77}})));
+    EXPECT_EQ(f.tuner().find(key{std::int64_t{77}}), nullptr);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!late) {
+      // Complete the confirmation the late rank gave up on, so that the communicators can be
+      // destroyed cleanly.
+      MPI_Request req = MPI_REQUEST_NULL;
+      MPI_Ibarrier(dup, &req);
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Comm_free(&dup);
+}
+
+// prune_fn or key_fn throwing on one rank only: that rank still votes ("I failed"), so every rank
+// raises at once with the same error naming it, even without a communicator timeout.
+TEST(MultiRankTuner, AFailingPruneOrKeyFunctionOnOneRankFailsEveryRankAtOnce) {
+  if (world_size() < 2) {
+    GTEST_SKIP() << "needs two ranks";
+  }
+  temp_dir dir;
+  log_capture log;
+  const bool failing = world_rank() == 1;
+  auto f = tunekit::autotune(
+      "one_rank_fails", six_blocks(),
+      [failing](std::int64_t n) {
+        if (failing && n == 6) {
+          throw std::runtime_error("no key for six");
+        }
+        return tunekit::key{n};
+      },
+      [failing](const config &c, std::int64_t n) {
+        if (failing && n == 5 && block_index(c) == 3) {
+          throw std::runtime_error("cannot judge 512");
+        }
+        return true;
+      },
+      [](std::int64_t, const config &c) { return block_index(c); },
+      options(dir.path(), simulated(favour(2)), log, &world()));
+  for (const std::int64_t n : {5, 6}) {
+    const std::string msg = what_of([&] { f(n); });
+    EXPECT_TRUE(same_text_everywhere(msg)) << msg;
+    EXPECT_TRUE(contains(msg, "rank 1 of " + std::to_string(world_size()) + " failed")) << msg;
+    EXPECT_TRUE(contains(msg, n == 5 ? "prune_fn threw for [BLOCK=512]: cannot judge 512"
+                                     : "key_fn threw: no key for six"))
+        << msg;
+  }
+  // The communicator is still in step: the next key tunes on every rank.
+  EXPECT_EQ(f(7), 2);
 }
 
 TEST(MultiRankTuner, VerboseLinesReachTheConsoleFromLocalRankZeroOnly) {
