@@ -303,8 +303,7 @@ private:
 log_sink python_sink(nb::object fn) {
   auto shared = std::make_shared<nb::object>(std::move(fn));
   return [shared](log_level level, std::string_view text) {
-    (*shared)(level == log_level::info ? "info" : "warning",
-              nb::str(text.data(), text.size()));
+    (*shared)(level == log_level::info ? "info" : "warning", nb::str(text.data(), text.size()));
   };
 }
 
@@ -321,16 +320,16 @@ process_context make_process(const nb::object &log) {
 class py_tuner {
 public:
   py_tuner(std::string name, const nb::list &configs, std::string version,
-           const nb::object &measurer, const nb::object &host_sync, bool use_disk_cache,
-           int warmup, int runs, const std::optional<nb::dict> &hardware,
+           const nb::object &measurer, const nb::object &host_sync, bool use_disk_cache, int warmup,
+           int runs, const std::optional<nb::dict> &hardware,
            const std::map<std::string, std::string> &deps, const nb::object &log) {
     std::vector<config> space;
     std::size_t i = 0;
     for (nb::handle c : configs) {
       if (!nb::isinstance<nb::dict>(c)) {
-        throw nb::type_error(("config_space[" + std::to_string(i) + "] is a '" + py_type_name(c) +
-                              "', not a dict")
-                                 .c_str());
+        throw nb::type_error(
+            ("config_space[" + std::to_string(i) + "] is a '" + py_type_name(c) + "', not a dict")
+                .c_str());
       }
       space.push_back(to_config(nb::borrow<nb::dict>(c), i++));
     }
@@ -350,8 +349,8 @@ public:
     }
     o.dependencies = deps;
     o.process = make_process(log);
-    m_tuner = std::make_unique<tuner>(std::move(name), config_space(std::move(space)),
-                                      std::move(o));
+    m_tuner =
+        std::make_unique<tuner>(std::move(name), config_space(std::move(space)), std::move(o));
   }
 
   /// Resolves `key` and returns the index of the config in the space. `prune(i) -> bool` and
@@ -494,9 +493,9 @@ NB_MODULE(_core, m) {
                     const nb::object &, bool, int, int, const std::optional<nb::dict> &,
                     const std::map<std::string, std::string> &, const nb::object &>(),
            "name"_a, "configs"_a, "version"_a, "measurer"_a.none() = nb::none(),
-           "host_sync"_a.none() = nb::none(), "use_disk_cache"_a = true, "warmup"_a = 5, "runs"_a = 10,
-           "hardware"_a = nb::none(), "dependencies"_a = std::map<std::string, std::string>{},
-           "log"_a.none() = nb::none())
+           "host_sync"_a.none() = nb::none(), "use_disk_cache"_a = true, "warmup"_a = 5,
+           "runs"_a = 10, "hardware"_a = nb::none(),
+           "dependencies"_a = std::map<std::string, std::string>{}, "log"_a.none() = nb::none())
       .def("resolve", &py_tuner::resolve, "key"_a, "prune"_a.none(), "run"_a, "verbose"_a = false,
            "comm"_a.none() = nb::none())
       .def("find", &py_tuner::find, "key"_a)
@@ -514,8 +513,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("version", [](py_tuner &t) { return t.get().options().version; })
       .def_prop_ro("size", [](py_tuner &t) { return t.get().space().size(); })
       .def_prop_ro("hardware", [](py_tuner &t) { return hardware_to_py(t.get().hardware()); })
-      .def_prop_ro("cache_dir",
-                   [](py_tuner &t) { return t.get().env().cache_dir.string(); })
+      .def_prop_ro("cache_dir", [](py_tuner &t) { return t.get().env().cache_dir.string(); })
       .def("config", [](py_tuner &t, std::size_t i) {
         if (i >= t.get().space().size()) {
           throw nb::index_error();
@@ -547,8 +545,9 @@ NB_MODULE(_core, m) {
         return out;
       });
 
-  m.def("key", [](nb::handle k) { return key_to_py(to_key(k)); },
-        "The key as the core stores it (nested tuples become their text).");
+  m.def(
+      "key", [](nb::handle k) { return key_to_py(to_key(k)); },
+      "The key as the core stores it (nested tuples become their text).");
   m.def("key_text", [](nb::handle k) { return to_key(k).to_string(); });
   m.def("host_hardware", [] { return hardware_to_py(host_hardware()); });
   m.def("hardware_digest", [](const nb::dict &d) { return to_hardware(d).digest(); });
@@ -566,8 +565,8 @@ NB_MODULE(_core, m) {
   });
   m.def(
       "read_entry",
-      [](const std::string &path) { return load_result_to_py(winner_cache::read(path)); },
-      "path"_a, "Reads and validates one winner cache entry file.");
+      [](const std::string &path) { return load_result_to_py(winner_cache::read(path)); }, "path"_a,
+      "Reads and validates one winner cache entry file.");
   m.def(
       "list_entries",
       [](const std::string &root, const std::string &function) {
