@@ -8,7 +8,6 @@ clock. A user-supplied measurer is any object with a ``name`` and
 
 from __future__ import annotations
 
-import platform
 import sys
 from typing import Any, Callable, Protocol
 
@@ -77,9 +76,9 @@ def torch_hardware() -> dict[str, Any] | None:
 
 
 def dependencies() -> dict[str, str]:
-    """Software the measurement depends on, beside the core's own: Python, and PyTorch and Triton
-    when they are imported."""
-    deps = {"python": platform.python_version()}
+    """Software the measurement depends on, beside the core's own: PyTorch and Triton when they
+    are imported."""
+    deps: dict[str, str] = {}
     torch = _torch()
     if torch is not None:
         deps["torch"] = str(torch.__version__)
