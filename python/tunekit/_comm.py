@@ -57,8 +57,8 @@ class TorchCommunicator(Communicator):
     rank)."""
 
     def __init__(self, group: Any = None) -> None:
-        import torch
-        import torch.distributed as dist
+        import torch  # type: ignore[import-not-found]
+        import torch.distributed as dist  # type: ignore[import-not-found]
 
         if not dist.is_initialized():
             raise RuntimeError("TorchCommunicator: torch.distributed is not initialised "
@@ -117,7 +117,7 @@ class MPICommunicator(Communicator):
     collective over it (``Split_type(COMM_TYPE_SHARED)`` finds the local rank)."""
 
     def __init__(self, comm: Any) -> None:
-        from mpi4py import MPI
+        from mpi4py import MPI  # type: ignore[import-not-found,unused-ignore]
 
         self._mpi = MPI
         self.comm = comm

@@ -131,7 +131,7 @@ class ContextualAutoTuner:
                     if original is None:
                         continue
                     originals.append((cls, original))
-                    cls.run = _takeover(original)
+                    setattr(cls, "run", _takeover(original))
             self._seen.clear()
             first = True
             result: Any = None
@@ -162,7 +162,7 @@ class ContextualAutoTuner:
         finally:
             with _lock:
                 for cls, original in originals:
-                    cls.run = original
+                    setattr(cls, "run", original)
                 _active = None
         return self.fn(*args, **kwargs)
 

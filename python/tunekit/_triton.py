@@ -42,7 +42,7 @@ def autotuner_classes() -> list[type]:
     classes = list(_registered)
     if "triton" in sys.modules:
         try:
-            from triton.runtime.autotuner import Autotuner
+            from triton.runtime.autotuner import Autotuner  # type: ignore[import-not-found]
         except ImportError:  # pragma: no cover - a Triton without the module
             Autotuner = None
         if Autotuner is not None and Autotuner not in classes:
