@@ -201,11 +201,49 @@ void tpe_strategy::on_start() {
   m_good.clear();
   m_log_ratio.clear();
   m_fitted_at = SIZE_MAX;
+  m_since_best = 0;
+  m_epoch_start = 0;
+  m_epoch_best.reset();
+}
+
+std::vector<observation> tpe_strategy::epoch_results() const {
+  const auto &all = told_results();
+  return {all.begin() + static_cast<std::ptrdiff_t>(std::min(m_epoch_start, all.size())),
+          all.end()};
+}
+
+void tpe_strategy::on_tell(std::size_t index, double time_ms) {
+  const observation o{index, time_ms};
+  if (std::isfinite(time_ms) && (!m_epoch_best || better(o, *m_epoch_best))) {
+    m_epoch_best = o;
+    m_since_best = 0;
+  } else {
+    ++m_since_best;
+  }
+}
+
+std::optional<std::size_t> tpe_strategy::refine() {
+  if (m_settings.stall == 0 || m_since_best < m_settings.stall || !m_epoch_best) {
+    return std::nullopt;
+  }
+  std::optional<std::size_t> pick;
+  double pick_score = 0;
+  for (std::size_t c : space().neighbours(m_epoch_best->index, neighbourhood::hamming)) {
+    if (seen(c)) {
+      continue;
+    }
+    const double sc = score(c);
+    if (!pick || sc > pick_score) {
+      pick = c;
+      pick_score = sc;
+    }
+  }
+  return pick;
 }
 
 void tpe_strategy::fit() {
   const search_space &s = space();
-  std::vector<observation> obs = told_results();
+  std::vector<observation> obs = epoch_results();
   std::sort(obs.begin(), obs.end(), better);
   const std::size_t n = obs.size();
   const auto wanted =
@@ -304,7 +342,10 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
   while (out.size() < max_batch) {
     // Random configs besides the start points first: transferred winners alone would confine the
     // model to the region where other devices were fast.
-    const bool warm = told_results().size() >= m_settings.initial + start_points().size();
+    const bool warm =
+        m_epoch_start == 0
+            ? told_results().size() >= m_settings.initial + start_points().size()
+            : told_results().size() + pending_count() >= m_epoch_start + m_settings.initial;
     if (!warm || (m_settings.explore > 0 && rng().chance(m_settings.explore))) {
       auto fresh = draw_unseen(1);
       if (fresh.empty()) {
@@ -316,6 +357,21 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
     if (m_fitted_at != told_results().size()) {
       fit();
     }
+    if (auto r = refine()) {
+      mark_pending(*r);
+      out.push_back(*r);
+      continue;
+    }
+    if (m_settings.restart > 0 && m_since_best >= m_settings.restart) {
+      // A long stall and the trust region spent: the model starts over from fresh random configs,
+      // away from the basin it converged to (everything told stays seen, and the driver keeps the
+      // overall best).
+      m_epoch_start = told_results().size();
+      m_epoch_best.reset();
+      m_since_best = 0;
+      m_fitted_at = SIZE_MAX;
+      continue;
+    }
     std::vector<std::size_t> pool;
     for (std::size_t k = 0; k < m_settings.candidates; ++k) {
       const std::size_t c = draw_good();
@@ -324,7 +380,7 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
       }
     }
     if (m_settings.neighbour_tops > 0) {
-      std::vector<observation> obs = told_results();
+      std::vector<observation> obs = epoch_results();
       std::erase_if(obs, [](const observation &o) { return !std::isfinite(o.time_ms); });
       const std::size_t tops = std::min(m_settings.neighbour_tops, obs.size());
       std::partial_sort(obs.begin(), obs.begin() + static_cast<std::ptrdiff_t>(tops), obs.end(),
@@ -387,6 +443,8 @@ std::unique_ptr<strategy> make_strategy(std::string_view name) {
     s.initial = 6;
     s.neighbour_tops = 3;
     s.explore = 0.1;
+    s.stall = 10;
+    s.restart = 30;
     return std::make_unique<detail::tpe_strategy>("hybrid", s);
   }
   std::string known;

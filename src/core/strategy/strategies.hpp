@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 
 namespace tunekit::detail {
 
@@ -65,6 +66,11 @@ struct tpe_settings {
   bool multivariate = false; // densities: mixtures of product kernels, not products of marginals
   double bandwidth = 1.0;    // kernel width over ordered positions
   double smoothing = 0.1;    // share of each kernel spread uniformly over the domain
+  // Trust region: after this many told configs without a new best (0: never), the next proposal is
+  // the unseen Hamming neighbour of the best config with the best density ratio, until that
+  // neighbourhood is spent.
+  std::size_t stall = 0;
+  std::size_t restart = 0; // told configs without a new best (0: never) before the model restarts
 };
 
 /// Tree-structured Parzen estimator over the discrete space. The told configs are split into a
@@ -77,7 +83,13 @@ struct tpe_settings {
 /// "hybrid" uses multivariate densities (a mixture of product kernels centred on the told
 /// configs, so that parameter interactions count), also scores the Hamming neighbours of the best
 /// configs (the model steers a local search), starts from fewer random configs and keeps a small
-/// chance of a uniform random proposal (so that transferred winners cannot confine it).
+/// chance of a uniform random proposal (so that transferred winners cannot confine it). It also
+/// refines and restarts: after `stall` told configs without a new best, it proposes the unseen
+/// Hamming neighbours of the best config first (a trust region of radius one, best density ratio
+/// first); after `restart` told configs without a new best and with that neighbourhood spent, the
+/// model forgets what it was told
+/// (it stays seen, never proposed again) and starts over from random configs, so that a search
+/// converged to one basin spends the rest of its budget looking for another.
 class tpe_strategy final : public strategy_base {
 public:
   tpe_strategy(std::string_view name, tpe_settings settings) : m_name(name), m_settings(settings) {}
@@ -86,7 +98,9 @@ public:
 
 private:
   void on_start() override;
+  void on_tell(std::size_t index, double time_ms) override;
   void fit();
+  [[nodiscard]] std::optional<std::size_t> refine();
   [[nodiscard]] double score(std::size_t index) const;
   [[nodiscard]] std::size_t draw_good();
 
@@ -100,6 +114,12 @@ private:
   std::vector<std::vector<std::uint32_t>> m_good_points;
   std::vector<std::vector<std::uint32_t>> m_bad_points;
   std::size_t m_fitted_at = SIZE_MAX; // number of told results of the last fit
+  std::size_t m_since_best = 0;       // told configs since m_epoch_best improved
+  // Restarts: the model sees the results told since m_epoch_start only; m_epoch_best is the best of
+  // those, the centre of the trust region.
+  std::size_t m_epoch_start = 0;
+  std::optional<observation> m_epoch_best;
+  [[nodiscard]] std::vector<observation> epoch_results() const;
 };
 
 } // namespace tunekit::detail

@@ -65,6 +65,7 @@ protected:
     return it == m_known.end() ? std::numeric_limits<double>::infinity() : it->second;
   }
   void mark_pending(std::size_t index) { m_pending.insert(index); }
+  [[nodiscard]] std::size_t pending_count() const noexcept { return m_pending.size(); }
   [[nodiscard]] const std::vector<observation> &told_results() const noexcept { return m_told; }
   [[nodiscard]] bool has_best() const noexcept { return m_has_best; }
   [[nodiscard]] const observation &best() const noexcept { return m_best; }

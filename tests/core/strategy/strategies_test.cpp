@@ -134,6 +134,33 @@ TEST_P(each_strategy, survives_a_space_where_every_config_fails) {
 INSTANTIATE_TEST_SUITE_P(strategies, each_strategy, ::testing::ValuesIn(tunekit::strategy_names()),
                          [](const auto &p) { return p.param; });
 
+// A plateau (every config 2.0) with one transferred winner (1.0) and, one parameter away from it,
+// the optimum (0.5): nothing in the times points at it but its being a neighbour of the best. Once
+// the best stops improving, the default strategy searches the best's Hamming neighbourhood (28
+// configs here), so it finds the optimum within the start, 6 random configs, the stall of 10 and
+// that neighbourhood, where a global search would need thousands of the 4096 configs.
+TEST(hybrid, searches_the_neighbourhood_of_a_best_that_stopped_improving) {
+  std::vector<tunekit::value> eight = {0, 1, 2, 3, 4, 5, 6, 7};
+  auto s = search_space::product({{"A", eight}, {"B", eight}, {"C", eight}, {"D", eight}}, {});
+  const std::size_t winner = *s.index_of({{"A", 2}, {"B", 5}, {"C", 1}, {"D", 6}});
+  const std::size_t optimum = *s.index_of({{"A", 2}, {"B", 5}, {"C", 7}, {"D", 6}});
+  auto times = [&](std::span<const std::size_t> batch) {
+    std::vector<double> out;
+    for (auto i : batch) {
+      out.push_back(i == optimum ? 0.5 : i == winner ? 1.0 : 2.0);
+    }
+    return out;
+  };
+  for (std::uint64_t seed = 0; seed < 5; ++seed) {
+    auto strat = tunekit::make_strategy("hybrid");
+    tunekit::search_options o;
+    o.seed = seed;
+    o.start_points = {winner};
+    auto r = tunekit::run_search(s, *strat, {.max_evaluations = 50}, times, o);
+    EXPECT_EQ(r.best_index, optimum) << "seed " << seed;
+  }
+}
+
 TEST(make_strategy, names_the_known_strategies_for_an_unknown_name) {
   try {
     (void)tunekit::make_strategy("annealing");
