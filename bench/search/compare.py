@@ -143,7 +143,10 @@ def main():
             seconds[s] = seconds.get(s, 0.0) + secs
             for b in budgets if s == "optuna_tpe" else [budget]:
                 frac.setdefault((s, name, b), []).append(best / best_found(times, b))
-            print(f"{s} {name} budget {budget} seed {seed}: {secs:.1f} s", file=sys.stderr, flush=True)
+            fracs = " ".join(f"{b}:{best / best_found(times, b):.4f}"
+                             for b in (budgets if s == "optuna_tpe" else [budget]))
+            print(f"{s} {name} budget {budget} seed {seed}: {secs:.1f} s fraction {fracs}",
+                  file=sys.stderr, flush=True)
     names = [os.path.basename(p).split(".")[0] for p in a.files]
     out = {"seeds": a.seeds, "slow_seeds": a.slow_seeds or a.seeds, "budgets": budgets, "results": [], "mean": {}}
     print("| strategy | " + " | ".join(str(b) for b in budgets) + " |")
