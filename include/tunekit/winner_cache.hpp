@@ -54,6 +54,10 @@ struct search_record {
   std::size_t evaluations = 0; ///< distinct candidates measured
   std::string stop;            ///< why it stopped: evaluations, time, patience, exhausted
   std::size_t transferred = 0; ///< start points taken from other devices or keys
+  /// The measured candidates in the order they were measured: indices into
+  /// `cache_entry::candidates` (which lists them in candidate order). Empty in entries written
+  /// before it was recorded.
+  std::vector<std::size_t> order{};
   friend bool operator==(const search_record &, const search_record &) = default;
 };
 

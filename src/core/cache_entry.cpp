@@ -110,6 +110,9 @@ std::string to_json(const cache_entry &e) {
                        {"evaluations", r.evaluations},
                        {"stop", r.stop},
                        {"transferred", r.transferred}};
+    if (!r.order.empty()) {
+      j["search"]["order"] = r.order;
+    }
   }
   return detail::dump(j, 2) + "\n";
 }
@@ -209,6 +212,19 @@ cache_entry cache_entry_from_json(std::string_view text) {
     r.evaluations = count("evaluations");
     r.stop = detail::string_member(sj, "stop", "search");
     r.transferred = count("transferred");
+    if (sj.contains("order")) {
+      const json &order = detail::member(sj, "order", json::value_t::array, "search");
+      std::vector<bool> seen(e.candidates.size(), false);
+      for (const json &v : order) {
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() >= e.candidates.size() ||
+            seen[v.get<std::size_t>()]) {
+          throw error("'search.order' must list distinct candidate indices below " +
+                      std::to_string(e.candidates.size()) + ", got " + v.dump());
+        }
+        seen[v.get<std::size_t>()] = true;
+        r.order.push_back(v.get<std::size_t>());
+      }
+    }
     e.search = std::move(r);
   }
   return e;

@@ -97,6 +97,7 @@ struct batch_state {
   double best_time = infinity;
   std::optional<fatal_candidate_error> fatal;
   progress_reporter *progress = nullptr;
+  std::vector<std::size_t> order; // candidates in the order measured
 };
 
 // Measures the candidates of `batch` this rank owns (the j-th belongs to rank j % size with the
@@ -183,6 +184,7 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
   for (std::size_t j = 0; j < batch.size(); ++j) {
     candidate_record &r = st.records[batch[j]];
     st.measured[batch[j]] = true;
+    st.order.push_back(batch[j]);
     if (!mine(j)) {
       ++others;
       const std::string on = "rank " + std::to_string(j % static_cast<std::size_t>(size));
@@ -308,15 +310,20 @@ search_result measure_and_pick(const search_input &in) {
     rec.evaluations = outcome.evaluations;
     rec.stop = std::string(to_string(outcome.stop));
     rec.transferred = so.start_points.size();
-    out.strategy = rec;
+    std::vector<std::size_t> position(n); // candidate -> its record
     for (std::size_t i = 0; i < n; ++i) {
       if (st.measured[i]) {
+        position[i] = out.records.size();
         if (outcome.best_index && i == kept[*space->position_of(*outcome.best_index)]) {
           out.winner = out.records.size();
         }
         out.records.push_back(std::move(st.records[i]));
       }
     }
+    for (auto i : st.order) {
+      rec.order.push_back(position[i]);
+    }
+    out.strategy = std::move(rec);
     out.measured = out.records.size();
     if (!outcome.best_index) {
       throw no_valid_config(in.what, out.measured, out.records);

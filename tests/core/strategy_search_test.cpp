@@ -7,6 +7,7 @@
 #include <tunekit/tunekit.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -124,6 +125,34 @@ TEST_F(strategy_search, the_same_seed_measures_the_same_candidates) {
   static_cast<void>(g(3));
   ASSERT_FALSE(first.seen->empty());
   EXPECT_EQ(*first.seen, *second.seen);
+}
+
+TEST_F(strategy_search, the_entry_records_the_order_of_measurement) {
+  order_log order;
+  auto f = make(opts(40, order.cost()));
+  static_cast<void>(f(3));
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e.has_value() && e->search.has_value());
+  // The candidates are listed in candidate order; `order` says which was measured when.
+  ASSERT_EQ(e->search->order.size(), order.seen->size());
+  for (std::size_t i = 0; i < order.seen->size(); ++i) {
+    EXPECT_EQ(e->candidates[e->search->order[i]].config, (*order.seen)[i]) << i;
+  }
+  const auto back =
+      tunekit::cache_entry_from_json(tunekit_test::read_text(f.tuner().cache_path(key{3})));
+  EXPECT_EQ(back.search->order, e->search->order);
+}
+
+TEST_F(strategy_search, a_bad_order_is_refused) {
+  auto f = make(opts(40, bowl));
+  static_cast<void>(f(3));
+  auto j = nlohmann::json::parse(tunekit_test::read_text(f.tuner().cache_path(key{3})));
+  for (const auto &bad : {nlohmann::json::array({0, 0}), nlohmann::json::array({-1}),
+                          nlohmann::json::array({40}), nlohmann::json("0")}) {
+    j["search"]["order"] = bad;
+    EXPECT_THROW(static_cast<void>(tunekit::cache_entry_from_json(j.dump())), tunekit::error)
+        << bad.dump();
+  }
 }
 
 TEST_F(strategy_search, start_configs_are_measured_first) {
