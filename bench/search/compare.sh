@@ -6,7 +6,9 @@
 #
 #   bench/search/compare.sh [build-dir] [files...]     (default: build, the GEMM and convolution files)
 # Environment: SEEDS (default 20), SLOW_SEEDS (seeds of bayes_opt and Optuna TPE, default SEEDS),
-# JOBS (parallel runs, default all cores), VENV (default .venv-search-compare).
+# JOBS (parallel runs, default all cores), VENV (default .venv-search-compare), OUT (directory for
+# the JSON and logs, default a new temporary one), HELD_OUT (prefixes of the files not used to
+# choose tunekit's hyperparameters, reported apart by report.py; default convolution).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -24,12 +26,23 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -c 'import kernel_tuner, optuna; print("kernel_tuner", kernel_tuner.__version__, "optuna", optuna.__version__)'
 cmake --build "$build" --target tunekit_replay >/dev/null
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
 echo "## tunekit (tunekit_replay, $seeds seeds)"
-"$build/bench/replay/tunekit_replay" --seeds "$seeds" "${files[@]}"
+"$build/bench/replay/tunekit_replay" --seeds "$seeds" --json "$out/tunekit.json" "${files[@]}"
 echo
 echo "## tunekit with transfer (top 3 of each other GPU of the same kernel, $seeds seeds)"
-"$build/bench/replay/tunekit_replay" --strategy hybrid,tpe --seeds "$seeds" --transfer 3 "${files[@]}"
+"$build/bench/replay/tunekit_replay" --strategy hybrid,tpe --seeds "$seeds" --transfer 3 \
+  --json "$out/tunekit-transfer.json" "${files[@]}"
 echo
 echo "## Kernel Tuner and Optuna (compare.py)"
 "$venv/bin/python" "$root/bench/search/compare.py" --seeds "$seeds" \
-  --slow-seeds "${SLOW_SEEDS:-$seeds}" --jobs "${JOBS:-$(nproc)}" "${files[@]}" 2>/dev/null
+  --slow-seeds "${SLOW_SEEDS:-$seeds}" --jobs "${JOBS:-$(nproc)}" --json "$out/external.json" \
+  "${files[@]}" 2>"$out/external.log"
+echo
+echo "## All together (held out: ${HELD_OUT:-convolution})"
+python3 "$root/bench/search/report.py" --tunekit "$out/tunekit.json" \
+  --transfer "$out/tunekit-transfer.json" --external "$out/external.json" \
+  --held-out "${HELD_OUT:-convolution}" --json "$out/all.json"
+echo
+echo "(JSON and logs in $out)"

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Joins the JSON of tunekit_replay (--json) and of compare.py (--json) into one set of markdown
+tables: the mean fraction of optimum per strategy and budget over all files, the same over the
+development files and over the held-out files, and per file. Also writes the joined JSON.
+
+    report.py --tunekit tk.json [--transfer tkt.json] [--external ext.json ...]
+              [--held-out convolution] [--json all.json]
+
+A file is held out when its name starts with one of the --held-out prefixes (comma-separated);
+every other file counts as development.
+"""
+import argparse
+import json
+
+KT = "Kernel Tuner"
+NAMES = {"optuna_tpe": "Optuna TPE"}
+
+
+def rows_of_tunekit(data, label):
+    out = {}
+    for r in data["results"]:
+        name = f"tunekit {r['strategy']}{label}"
+        for b, v in r["fraction"].items():
+            out.setdefault(name, {"seeds": data["seeds"], "files": {}})["files"].setdefault(
+                r["file"], {})[int(b)] = v
+    return out
+
+
+def rows_of_external(data):
+    out = {}
+    slow = {"bayes_opt", "optuna_tpe"}
+    for r in data["results"]:
+        s = r["strategy"]
+        name = NAMES.get(s, f"{KT} {s}")
+        seeds = data.get("slow_seeds", data["seeds"]) if s in slow else data["seeds"]
+        out.setdefault(name, {"seeds": seeds, "files": {}})["files"].setdefault(
+            r["file"], {})[int(r["budget"])] = r["fraction"]
+    return out
+
+
+def mean(values):
+    values = list(values)
+    return sum(values) / len(values) if values else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tunekit", required=True)
+    ap.add_argument("--transfer")
+    ap.add_argument("--external", nargs="*", default=[])
+    ap.add_argument("--held-out", default="convolution")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    rows = rows_of_tunekit(json.load(open(a.tunekit)), "")
+    budgets = json.load(open(a.tunekit))["budgets"]
+    for path in a.external:
+        rows.update(rows_of_external(json.load(open(path))))
+    if a.transfer:
+        t = json.load(open(a.transfer))
+        rows.update(rows_of_tunekit(t, f", transfer (top {t['transfer_top_k']} of the other GPUs)"))
+    held = tuple(p for p in a.held_out.split(",") if p)
+    files = sorted({f for r in rows.values() for f in r["files"]})
+    groups = [("all files", files),
+              ("development files", [f for f in files if not f.startswith(held)]),
+              ("held-out files", [f for f in files if f.startswith(held)])]
+
+    def cell(r, fs, b):
+        vals = [r["files"][f][b] for f in fs if f in r["files"] and b in r["files"][f]]
+        return f"{mean(vals):.3f}" if len(vals) == len(fs) and fs else "-"
+
+    for title, fs in groups:
+        print(f"### Mean over {title} ({', '.join(fs)})\n")
+        print("| strategy | seeds | " + " | ".join(str(b) for b in budgets) + " |")
+        print("| --- | --- |" + " --- |" * len(budgets))
+        for name, r in rows.items():
+            print(f"| {name} | {r['seeds']} | " + " | ".join(cell(r, fs, b) for b in budgets) + " |")
+        print()
+    print(f"### Per file ({' / '.join(str(b) for b in budgets)})\n")
+    print("| strategy | " + " | ".join(files) + " |")
+    print("| --- |" + " --- |" * len(files))
+    for name, r in rows.items():
+        cells = ["/".join(f"{r['files'][f][b]:.3f}" for b in budgets) if f in r["files"] else "-"
+                 for f in files]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"budgets": budgets, "held_out": list(held), "strategies": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
