@@ -30,6 +30,10 @@
 
 namespace tunekit::serve {
 
+/// Bytes of the broadcast that starts each step (a request, a heartbeat, the stop): a header and
+/// the request's path and body when they fit; a larger request takes a second broadcast.
+inline constexpr std::size_t frame_bytes = 1024;
+
 /// One request as every rank sees it.
 struct request {
   /// 0, 1, 2, ... in the order every rank executes requests.

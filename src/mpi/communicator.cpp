@@ -63,6 +63,9 @@ communicator::communicator(MPI_Comm comm, communicator_options options)
   if (m_options.timeout.count() < 0) {
     throw error("tunekit::mpi::communicator: the timeout must not be negative");
   }
+  if (m_options.max_poll_interval.count() <= 0) {
+    throw error("tunekit::mpi::communicator: max_poll_interval must be positive");
+  }
   check(MPI_Comm_rank(comm, &m_rank), "MPI_Comm_rank");
   check(MPI_Comm_size(comm, &m_size), "MPI_Comm_size");
   MPI_Comm node = MPI_COMM_NULL;
@@ -106,7 +109,7 @@ void communicator::wait(MPI_Request &req, std::vector<std::byte> &buffer, const 
       break;
     }
     std::this_thread::sleep_for(nap);
-    nap = std::min(nap * 2, std::chrono::microseconds(2000));
+    nap = std::min(nap * 2, m_options.max_poll_interval);
   }
   auto p = std::make_unique<pending>();
   p->request = req;

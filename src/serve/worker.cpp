@@ -39,7 +39,6 @@ struct header {
   std::uint64_t body_bytes = 0;
 };
 
-constexpr std::size_t frame_bytes = 1024;
 constexpr std::size_t inline_capacity = frame_bytes - sizeof(header);
 
 struct frame {
@@ -357,6 +356,10 @@ struct worker::impl {
         const auto now = std::chrono::steady_clock::now();
         current = next_job(std::min(last_step + opts.heartbeat, now + signal_poll));
         if (g_sigterm != 0 || stop_wanted) {
+          if (current) { // not this one's turn any more: shut_down answers it with the rest
+            const std::lock_guard lock(mutex);
+            queue.push_front(std::move(current));
+          }
           send_stop(stop_reason::signal);
           s.reason = stop_reason::signal;
           break;

@@ -38,7 +38,9 @@ class world_dup {
 public:
   explicit world_dup(std::chrono::milliseconds timeout) {
     MPI_Comm_dup(MPI_COMM_WORLD, &m_comm);
-    m_tk.emplace(m_comm, tunekit::mpi::communicator_options{.timeout = timeout});
+    // Short sleeps between polls: a request costs two collectives (see bench/serve).
+    m_tk.emplace(m_comm,
+                 tunekit::mpi::communicator_options{.timeout = timeout, .max_poll_interval = 50us});
   }
   ~world_dup() {
     m_tk.reset();
@@ -100,6 +102,7 @@ httplib::Client client_of(int port) {
   httplib::Client c("127.0.0.1", port);
   c.set_read_timeout(60, 0);
   c.set_keep_alive(true);
+  c.set_tcp_nodelay(true); // else Nagle's algorithm and delayed acknowledgements add ~40 ms
   return c;
 }
 
@@ -272,5 +275,261 @@ TEST(ServeWorker, RankZeroCannotListenAndEveryRankThrows) {
   EXPECT_TRUE(contains(
       tunekit_test::error_of([&] { serve::worker bad(comm.get(), echo(log, 0), o); }), "70000"));
 } // `first` never served: its socket is closed by its destructor
+
+} // namespace
+
+namespace {
+
+TEST(ServeWorkerFaults, AHandlerThrowingOnSomeRanksIsAnswered500AndServingGoesOn) {
+  world_dup comm(10s);
+  execution_log log;
+  const int rank = world_rank();
+  serve::worker w(
+      comm.get(),
+      [&log, rank](const serve::request &r) {
+        log.entries.emplace_back(r.sequence, std::string(r.body));
+        const bool odd = rank % 2 == 1;
+        if ((r.body == "odd ranks throw" && odd) || (r.body == "rank 0 throws" && rank == 0)) {
+          throw std::runtime_error("out of memory on rank " + std::to_string(rank));
+        }
+        if (r.body == "odd ranks throw 42" && odd) {
+          throw 42;
+        }
+        return serve::response{.body = "ok"};
+      },
+      test_options());
+  std::vector<std::pair<int, std::string>> answers;
+  const serve::summary s = serve_with(w, [&](int port) {
+    auto http = client_of(port);
+    for (const char *body : {"odd ranks throw", "fine", "rank 0 throws", "odd ranks throw 42"}) {
+      auto res = http.Post("/m", body, "text/plain");
+      answers.emplace_back(res ? res->status : -1, res ? res->body : "no answer");
+    }
+  });
+  EXPECT_EQ(s.reason, serve::stop_reason::stop_request) << s.error;
+  EXPECT_EQ(s.requests, 4U);
+  EXPECT_EQ(s.failed, 3U);
+  EXPECT_EQ(log.entries.size(), 4U); // every rank ran every request, failing or not
+  if (rank != 0) {
+    return;
+  }
+  ASSERT_EQ(answers.size(), 4U);
+  EXPECT_EQ(answers[0].first, 500);
+  if (world_size() == 4) {
+    EXPECT_TRUE(contains(answers[0].second, "threw on ranks 1, 3 of 4")) << answers[0].second;
+    EXPECT_TRUE(contains(answers[0].second, "rank 3: out of memory on rank 3"))
+        << answers[0].second;
+  }
+  EXPECT_TRUE(contains(answers[0].second, "rank 1: out of memory on rank 1")) << answers[0].second;
+  EXPECT_EQ(answers[1], (std::pair<int, std::string>{200, "ok"}));
+  EXPECT_EQ(answers[2].first, 500);
+  EXPECT_TRUE(contains(answers[2].second, "threw on rank 0 of")) << answers[2].second;
+  EXPECT_TRUE(contains(answers[2].second, "out of memory on rank 0")) << answers[2].second;
+  EXPECT_EQ(answers[3].first, 500);
+  EXPECT_TRUE(contains(answers[3].second, "not a std::exception")) << answers[3].second;
+}
+
+TEST(ServeWorkerFaults, AFollowerThatStopsAnsweringIsReportedWithinTheTimeoutAndEveryRankStops) {
+  if (world_size() < 3) {
+    GTEST_SKIP() << "needs three ranks";
+  }
+  static constexpr auto timeout = 300ms;
+  world_dup comm(timeout);
+  execution_log log;
+  const int rank = world_rank();
+  serve::worker w(
+      comm.get(),
+      [&log, rank](const serve::request &r) {
+        log.entries.emplace_back(r.sequence, std::string(r.body));
+        if (r.body == "rank 2 is lost" && rank == 2) {
+          std::this_thread::sleep_for(3 * timeout); // gone, as far as the others can tell
+        }
+        return serve::response{.body = "ok"};
+      },
+      test_options());
+  int status = 0;
+  std::string reason;
+  std::chrono::milliseconds waited{};
+  int status_after = 0;
+  const serve::summary s = serve_with(w, [&](int port) {
+    auto http = client_of(port);
+    EXPECT_EQ(http.Post("/m", "fine", "text/plain")->status, 200);
+    const auto start = std::chrono::steady_clock::now();
+    auto res = http.Post("/m", "rank 2 is lost", "text/plain");
+    waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    status = res ? res->status : -1;
+    reason = res ? res->body : "no answer";
+    httplib::Client late("127.0.0.1", port);
+    auto after = late.Post("/m", "after", "text/plain");
+    status_after = after ? after->status : 503; // refused once the server closed
+  });
+  EXPECT_EQ(s.reason, serve::stop_reason::communicator_failed);
+  EXPECT_FALSE(s.error.empty());
+  if (rank == 0) {
+    EXPECT_EQ(status, 503) << reason;
+    EXPECT_TRUE(contains(reason, "out of step")) << reason;
+    EXPECT_TRUE(contains(reason, "waited 300 ms")) << reason;
+    EXPECT_LT(waited, 3 * timeout) << "answered after the lost rank came back";
+    EXPECT_EQ(status_after, 503);
+  }
+  EXPECT_EQ(log.entries.size(), 2U);
+  // Clean up for the next tests: rank 2 comes back and completes the reduction the others gave
+  // up on, then gives up on the next step's frame broadcast, which the others now complete.
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank != 2) {
+    std::vector<std::byte> frame(serve::frame_bytes);
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Ibcast(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, 0, comm.get().handle(),
+               &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+  }
+}
+
+TEST(ServeWorkerFaults, SigtermOnRankZeroStopsEveryRank) {
+  world_dup comm(10s);
+  execution_log log;
+  serve::worker w(comm.get(), echo(log, world_rank()), test_options());
+  const serve::summary s = serve_with(w, [&](int port) {
+    auto http = client_of(port);
+    EXPECT_EQ(http.Post("/m", "one", "text/plain")->status, 200);
+    std::raise(SIGTERM);
+  });
+  EXPECT_EQ(s.reason, serve::stop_reason::signal);
+  EXPECT_EQ(s.requests, 1U);
+}
+
+TEST(ServeWorkerFaults, SigtermOnAFollowerStopsEveryRank) {
+  world_dup comm(10s);
+  execution_log log;
+  const int last = world_size() - 1;
+  serve::worker w(
+      comm.get(),
+      [&log, last](const serve::request &r) {
+        log.entries.emplace_back(r.sequence, std::string(r.body));
+        if (world_rank() == last && last > 0) {
+          std::raise(SIGTERM); // as a launcher forwarding SIGTERM to one rank would
+        }
+        return serve::response{.body = "ok"};
+      },
+      test_options());
+  const serve::summary s = serve_with(w, [&](int port) {
+    auto http = client_of(port);
+    EXPECT_EQ(http.Post("/m", "one", "text/plain")->status, 200);
+    // The stop reaches rank 0 with that request's reduction; a second request finds it stopped.
+    auto res = http.Post("/m", "two", "text/plain");
+    EXPECT_TRUE(!res || res->status == 503);
+  });
+  EXPECT_EQ(s.reason, serve::stop_reason::signal);
+  EXPECT_EQ(s.requests, 1U);
+}
+
+/// Sends `raw` bytes to rank 0's port and returns what comes back.
+std::string raw_exchange(int port, const std::string &raw) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string reply;
+  if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0) {
+    static_cast<void>(::send(fd, raw.data(), raw.size(), 0));
+    char buf[4096];
+    for (ssize_t n = 0; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) {
+      reply.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return reply;
+}
+
+TEST(ServeWorkerFaults, OversizedAndMalformedRequestsAreAnsweredByRankZeroAlone) {
+  world_dup comm(10s);
+  execution_log log;
+  serve::options o = test_options();
+  o.max_request_bytes = 1024;
+  serve::worker w(comm.get(), echo(log, world_rank()), o);
+  int big_status = 0;
+  std::string big_body;
+  std::string malformed;
+  std::string not_found;
+  nlohmann::json health;
+  int fine_status = 0;
+  const serve::summary s = serve_with(w, [&](int port) {
+    auto http = client_of(port);
+    auto big = http.Post("/m", std::string(4096, 'x'), "text/plain");
+    big_status = big ? big->status : -1;
+    big_body = big ? big->body : "no answer";
+    malformed = raw_exchange(port, "THIS IS NOT HTTP\r\n\r\n");
+    not_found = raw_exchange(port, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    auto h = http.Get("/health");
+    health = nlohmann::json::parse(h ? h->body : "{}");
+    auto fine = http.Post("/m", std::string(1024, 'y'), "text/plain"); // at the limit
+    fine_status = fine ? fine->status : -1;
+  });
+  EXPECT_EQ(s.reason, serve::stop_reason::stop_request) << s.error;
+  EXPECT_EQ(s.requests, 1U) << "only the request within the limit reached the ranks";
+  ASSERT_EQ(log.entries.size(), 1U);
+  EXPECT_EQ(log.entries[0].second.size(), 3 + 1024U);
+  if (world_rank() != 0) {
+    return;
+  }
+  EXPECT_EQ(big_status, 413);
+  EXPECT_TRUE(contains(big_body, "larger than 1024 bytes")) << big_body;
+  EXPECT_TRUE(malformed.starts_with("HTTP/1.1 400")) << malformed;
+  EXPECT_TRUE(contains(malformed, "malformed HTTP request")) << malformed;
+  EXPECT_TRUE(not_found.starts_with("HTTP/1.1 404")) << not_found;
+  EXPECT_TRUE(contains(not_found, "no endpoint GET /nothing")) << not_found;
+  EXPECT_EQ(health["requests_rejected"], 2) << health.dump();
+  EXPECT_TRUE(contains(health["last_error"].get<std::string>(), "malformed")) << health.dump();
+  EXPECT_EQ(fine_status, 200);
+}
+
+TEST(ServeWorker, AHandlerCallingATunedFunctionTunesEachNewKeyOnEveryRankTogether) {
+  world_dup comm(10s);
+  temp_dir dir;
+  log_capture tlog;
+  const int rank = world_rank();
+  // Each rank alone would prefer another BLOCK; the agreement makes them pick one.
+  auto meas = std::make_shared<tunekit::simulated_measurer>(
+      [rank](const tunekit::config &c, const tunekit::key &k) {
+        return 1.0 + 0.1 * static_cast<double>((block_index(c) + rank + k[0].as_int()) % 6);
+      });
+  auto o = options(dir.path(), meas, tlog, &comm.get());
+  o.use_disk_cache = false;
+  auto tuned = block_tuner("serve_block", o);
+  std::vector<std::int64_t> chosen;
+  serve::worker w(
+      comm.get(),
+      [&](const serve::request &r) {
+        const auto n = std::stoll(std::string(r.body));
+        const int index = tuned(n);
+        chosen.push_back(index);
+        return serve::response{.body = std::to_string(index)};
+      },
+      test_options());
+  std::vector<std::string> answers;
+  const serve::summary s = serve_with(w, [&](int port) {
+    auto http = client_of(port);
+    for (const char *n : {"10", "20", "10", "21", "20"}) {
+      auto res = http.Post("/gemm", n, "text/plain");
+      answers.push_back(res && res->status == 200 ? res->body : "failed");
+    }
+  });
+  EXPECT_EQ(s.reason, serve::stop_reason::stop_request) << s.error;
+  EXPECT_EQ(s.failed, 0U);
+  EXPECT_EQ(tuned.tuner().searches(), 3U) << "one search per new key, on every rank";
+  ASSERT_EQ(chosen.size(), 5U);
+  EXPECT_EQ(chosen[0], chosen[2]);
+  EXPECT_EQ(chosen[1], chosen[4]);
+  const auto agreed = same_everywhere(chosen);
+  EXPECT_EQ(std::count(agreed.begin(), agreed.end(), true), 5);
+  if (rank == 0) {
+    ASSERT_EQ(answers.size(), 5U);
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      EXPECT_EQ(answers[i], std::to_string(chosen[i]));
+    }
+  }
+}
 
 } // namespace
