@@ -217,7 +217,7 @@ struct worker::impl {
         reason = "tunekit::serve: the request body is larger than " +
                  std::to_string(opts.max_request_bytes) + " bytes (options::max_request_bytes)";
       } else if (res.status == 400) {
-        reason = "tunekit::serve: malformed HTTP request";
+        reason = "tunekit::serve: malformed HTTP request (a POST needs a Content-Length)";
       } else if (res.status == 404) {
         reason = "tunekit::serve: no endpoint " + req.method + " " + req.path +
                  " (POST any path: a request; GET /health; POST /stop)";
