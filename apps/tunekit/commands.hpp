@@ -74,6 +74,13 @@ struct kernels_options {
 [[nodiscard]] int kernels_list(const global_options &g, const kernels_options &o);
 [[nodiscard]] int kernels_clear(const global_options &g, const kernels_options &o);
 
+/// `report` (report_cmd.cpp): the HTML report, made by the Python package's `tunekit.report`.
+struct report_options {
+  std::vector<std::string> functions; ///< empty: every function
+  std::string out = "tunekit-report.html";
+};
+[[nodiscard]] int report(const global_options &g, const report_options &o);
+
 struct device_options {
   bool json = false;
 };

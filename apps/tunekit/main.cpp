@@ -124,6 +124,13 @@ int main(int argc, char **argv) {
   add_kernels(app, global, kernels, rc);
 #endif
 
+  report_options rep;
+  auto *r = app.add_subcommand("report", "an HTML report of the winner cache (needs the Python "
+                                         "package; see docs/report.md)");
+  r->add_option("--function", rep.functions, "only this function's entries (repeatable)");
+  r->add_option("-o,--out", rep.out, "output file")->capture_default_str();
+  r->callback([&] { rc = report(global, rep); });
+
   device_options dev;
   auto *d = app.add_subcommand("device", "identity and hardware digest of this machine");
   json_flag(d, dev.json);

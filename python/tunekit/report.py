@@ -349,12 +349,19 @@ def _figures(a: dict, cands: list) -> list:
         rows = (len(params) + cols - 1) // cols
         f = make_subplots(rows=rows, cols=cols, subplot_titles=params, shared_yaxes=True)
         for n, p in enumerate(params):
-            xs = [_value_text(cands[i]["config"].get(p, "-")) for i in a["ok_indices"]]
+            raw = [cands[i]["config"].get(p) for i in a["ok_indices"]]
+            xs = [_value_text(v) for v in raw]
+            # The values in their natural order (numbers by value), not in the order measured.
+            values = {_value_text(v): v for v in raw}
+            ordered = sorted(values, key=lambda t: (
+                0, float(values[t]), "") if isinstance(values[t], (int, float)) and not isinstance(
+                    values[t], bool) else (1, 0.0, t))
             f.add_trace(go.Box(x=xs, y=a["times"], boxpoints="all", jitter=0.4, pointpos=0,
                                marker_size=4, name=p, text=hover, hoverinfo="y+text",
                                marker_color="#4c78a8", showlegend=False),
                         row=n // cols + 1, col=n % cols + 1)
-            f.update_xaxes(type="category", row=n // cols + 1, col=n % cols + 1)
+            f.update_xaxes(type="category", categoryorder="array", categoryarray=ordered,
+                           row=n // cols + 1, col=n % cols + 1)
         f.update_layout(title="Time against each parameter", height=320 * rows)
         f.update_yaxes(title_text="time (ms)", col=1)
         figs.append(("parameters", f))
@@ -501,7 +508,7 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; 
 h1 { margin-bottom: 0.2em; } h2 { border-top: 1px solid #ccc; padding-top: 1em; }
 .key { font-weight: normal; color: #555; font-size: 0.8em; }
 table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ddd;
-padding: 0.25em 0.6em; text-align: left; vertical-align: top; } th { background: #f4f4f4; }
+padding: 0.25em 0.6em; text-align: left; vertical-align: top; } td { overflow-wrap: anywhere; } th { background: #f4f4f4; }
 pre { background: #f8f8f8; padding: 0.5em; overflow-x: auto; font-size: 0.85em; }
 .bad td { color: #a00; } nav li { margin: 0.1em 0; }
 """

@@ -331,5 +331,61 @@ def test_the_default_cache_dir(monkeypatch, tmp_path):
     assert report.default_cache_dir() == tmp_path / "h" / ".cache" / "tunekit"
 
 
+
+# --- the C++ command ---------------------------------------------------------------------------
+
+def _cli():
+    build = Path(os.environ.get("TUNEKIT_CXX_BUILD") or ROOT / "build")
+    exe = build / "apps" / "tunekit" / "tunekit"
+    if not exe.exists():
+        pytest.skip("no C++ build of the tunekit command (set TUNEKIT_CXX_BUILD)")
+    return exe
+
+
+def _package_dir(tmp_path: Path, with_report: bool) -> Path:
+    """A `tunekit` package holding only report.py (or nothing), ahead of any installed one."""
+    root = tmp_path / ("with" if with_report else "without")
+    (root / "tunekit").mkdir(parents=True, exist_ok=True)
+    (root / "tunekit" / "__init__.py").write_text("")
+    if with_report:
+        (root / "tunekit" / "report.py").write_text(
+            (ROOT / "python" / "tunekit" / "report.py").read_text())
+    return root
+
+
+def _run_cli(exe, args, python, pythonpath):
+    env = dict(os.environ, TUNEKIT_PYTHON=str(python), PYTHONPATH=str(pythonpath))
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_the_cpp_command_runs_the_module(tmp_path):
+    exe = _cli()
+    cache = strategy_cache(tmp_path)
+    out = tmp_path / "page.html"
+    run = _run_cli(exe, ["--cache-dir", str(cache), "report", "--function", "demo.sum", "-o",
+                         str(out)], sys.executable, _package_dir(tmp_path, True))
+    assert run.returncode == 0, run.stderr
+    assert "1 entries" in run.stdout
+    data = report.read_report_data(out.read_text())
+    assert [a["function"] for a in data["entries"]] == ["demo.sum"]
+    assert data["cache_dir"] == str(cache)
+    # A missing cache directory is the module's error, passed on.
+    run = _run_cli(exe, ["--cache-dir", str(tmp_path / "nope"), "report", "-o", str(out)],
+                   sys.executable, _package_dir(tmp_path, True))
+    assert run.returncode == 2 and "does not exist" in run.stderr
+
+
+def test_the_cpp_command_says_how_to_install_the_package(tmp_path):
+    exe = _cli()
+    run = _run_cli(exe, ["--cache-dir", str(tmp_path), "report"], sys.executable,
+                   _package_dir(tmp_path, False))
+    assert run.returncode == 2
+    assert "pip install tunekit" in run.stderr and "TUNEKIT_PYTHON" in run.stderr
+    run = _run_cli(exe, ["--cache-dir", str(tmp_path), "report"], tmp_path / "no-python",
+                   tmp_path)
+    assert run.returncode == 2
+    assert "cannot run the Python interpreter" in run.stderr and "TUNEKIT_PYTHON" in run.stderr
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
