@@ -176,6 +176,11 @@ nb::dict hardware_to_py(const hardware_info &hw) {
   return d;
 }
 
+// The Python type of `fatal_candidate_error` (set when the module is initialised): a measurer
+// written in Python lets it through from `run()`, and the adapter turns it back into the C++ one
+// so that the search stops.
+PyObject *g_fatal_type = nullptr;
+
 // ---- adapters --------------------------------------------------------------------------------
 
 /// A communicator implemented in Python: an object with `rank()`, `size()`, `local_rank()`,
@@ -288,8 +293,15 @@ public:
       nb::handle h;
       ~invalidate() { nb::inst_ptr<run_handle>(h)->fn = nullptr; }
     } guard{handle};
-    nb::object out = m_obj.attr("measure")(handle, r);
-    return nb::cast<std::vector<double>>(out);
+    try {
+      nb::object out = m_obj.attr("measure")(handle, r);
+      return nb::cast<std::vector<double>>(out);
+    } catch (nb::python_error &e) {
+      if (g_fatal_type != nullptr && e.matches(g_fatal_type)) {
+        throw fatal_candidate_error(e.what());
+      }
+      throw;
+    }
   }
   [[nodiscard]] std::string name() const override { return m_name; }
 
@@ -374,9 +386,37 @@ public:
     auto prune_fn = [&](const config &cfg) -> bool {
       return prune.is_none() || nb::cast<bool>(nb::bool_(prune(index(cfg))));
     };
-    auto run_fn = [&](const config &cfg) { run(index(cfg)); };
+    // Ctrl-C (or SystemExit) in a candidate stops tuning and reaches the caller as itself, not as
+    // that candidate's failure: every later run fails at once and the interrupt is raised again.
+    std::optional<nb::python_error> interrupt;
+    auto run_fn = [&](const config &cfg) {
+      if (interrupt) {
+        throw fatal_candidate_error("interrupted");
+      }
+      try {
+        run(index(cfg));
+      } catch (nb::python_error &e) {
+        if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) {
+          interrupt.emplace(e);
+          throw fatal_candidate_error("interrupted");
+        }
+        throw;
+      }
+    };
     auto check_fn = [](const config &) { return true; };
-    return index(m_tuner->resolve(k, o, prune_fn, run_fn, check_fn));
+    std::size_t out = 0;
+    try {
+      out = index(m_tuner->resolve(k, o, prune_fn, run_fn, check_fn));
+    } catch (const std::exception &) {
+      if (interrupt) {
+        throw nb::python_error(*interrupt);
+      }
+      throw;
+    }
+    if (interrupt) {
+      throw nb::python_error(*interrupt);
+    }
+    return out;
   }
 
   [[nodiscard]] std::optional<std::size_t> find(nb::handle key_obj) const {
@@ -473,6 +513,8 @@ NB_MODULE(_core, m) {
 
   static nb::exception<error> tk_error(m, "Error", PyExc_RuntimeError);
   static nb::exception<communicator_timeout> tk_timeout(m, "CommunicatorTimeout", tk_error.ptr());
+  static nb::exception<fatal_candidate_error> tk_fatal(m, "FatalCandidateError", tk_error.ptr());
+  g_fatal_type = tk_fatal.ptr();
 
   nb::class_<run_handle>(m, "Run", "One run of the candidate being measured.")
       .def("__call__", &run_handle::operator());

@@ -104,7 +104,8 @@ class TorchCommunicator(Communicator):
         t = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else \
             torch.empty(0, dtype=torch.uint8)
         t = t.to(self._device)
-        src = self._dist.get_global_rank(self.group, root)
+        world = self._dist.group.WORLD
+        src = root if self.group is world else self._dist.get_global_rank(self.group, root)
         self._dist.broadcast(t, src=src, group=self.group)
         return bytes(t.cpu().tolist())
 

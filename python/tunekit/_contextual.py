@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import threading
-import weakref
 from typing import Any, Callable
 
 from . import _core, _triton
@@ -29,42 +28,17 @@ class _AbandonRun(BaseException):
     outer function's own handlers let it through)."""
 
 
-# The core's tuner of each autotuner object (its winners outlive one contextual call).
-_tuners: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
-_tuners_by_id: dict[int, tuple[Any, Any]] = {}
-
 # The contextual tuner whose call is in progress, and its thread.
 _active: tuple["ContextualAutoTuner", int] | None = None
 _lock = threading.Lock()
-
-
-def _tuner_for(autotuner: Any) -> Any:
-    try:
-        t = _tuners.get(autotuner)
-    except TypeError:
-        hit = _tuners_by_id.get(id(autotuner))
-        t = hit[1] if hit is not None and hit[0] is autotuner else None
-    if t is not None:
-        return t
-    configs = [{"config": c} for c in autotuner.configs]
-    measurer = CudaEventMeasurer() if cuda_in_use() else None
-    t = _core.Tuner(_triton.kernel_name(autotuner), [describe_config(c, i)
-                                                     for i, c in enumerate(configs)],
-                    "contextual", measurer=measurer,
-                    host_sync=None if measurer is not None else host_sync(),
-                    use_disk_cache=False, log=_log)
-    try:
-        _tuners[autotuner] = t
-    except TypeError:
-        _tuners_by_id[id(autotuner)] = (autotuner, t)
-    return t
 
 
 class ContextualAutoTuner:
     """The callable ``contextual_autotune`` returns."""
 
     def __init__(self, fn: Callable[..., Any], is_dist: bool = False, n_repeat: int = 5,
-                 n_warmup: int = 3, *, pg: Any = None, verbose: bool = False) -> None:
+                 n_warmup: int = 3, *, pg: Any = None, verbose: bool = False,
+                 measurer: Any = None) -> None:
         if n_repeat < 1 or n_warmup < 0:
             raise ValueError("contextual_autotune: n_repeat must be >= 1 and n_warmup >= 0")
         self.fn = fn
@@ -73,7 +47,11 @@ class ContextualAutoTuner:
         self.n_warmup = n_warmup
         self._pg = pg
         self._verbose = verbose
+        self._measurer = measurer
         self._ctx: Any = None
+        # The core's tuner of each autotuner this function launched, by id (the autotuner is
+        # kept alive with it); their winners outlive one call.
+        self._tuners: dict[int, tuple[Any, Any]] = {}
         self._seen: dict[tuple[int, tuple[Any, ...]], tuple[Any, tuple[Any, ...]]] = {}
         functools.update_wrapper(self, fn)
 
@@ -90,6 +68,22 @@ class ContextualAutoTuner:
                                               comm=comm, verbose=self._verbose, log=_log)
         return self._ctx
 
+    def _tuner_for(self, autotuner: Any) -> Any:
+        hit = self._tuners.get(id(autotuner))
+        if hit is not None and hit[0] is autotuner:
+            return hit[1]
+        configs = [{"config": c} for c in autotuner.configs]
+        measurer = self._measurer
+        if measurer is None and cuda_in_use():
+            measurer = CudaEventMeasurer()
+        t = _core.Tuner(_triton.kernel_name(autotuner),
+                        [describe_config(c, i) for i, c in enumerate(configs)], "contextual",
+                        measurer=measurer,
+                        host_sync=None if measurer is not None else host_sync(),
+                        use_disk_cache=False, log=_log)
+        self._tuners[id(autotuner)] = (autotuner, t)
+        return t
+
     def _launch(self, original: Callable[..., Any], autotuner: Any, args: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> Any:
         configs = autotuner.configs
@@ -98,7 +92,7 @@ class ContextualAutoTuner:
         key = _triton.key_of(autotuner, args, kwargs)
         if _triton.has_winner(autotuner, key):  # tuned before, here or by Triton itself
             return original(autotuner, *args, **kwargs)
-        t = _tuner_for(autotuner)
+        t = self._tuner_for(autotuner)
         ctx = self._ctx
         plan = ctx.plan_launch(t, key)
         if plan is None:
@@ -153,7 +147,7 @@ class ContextualAutoTuner:
                     raise RuntimeError("cannot find valid config") from e
                 raise
             for autotuner, key in self._seen.values():
-                index = _tuner_for(autotuner).find(key)
+                index = self._tuner_for(autotuner).find(key)
                 if index is not None:
                     _triton.set_winner(autotuner, key, autotuner.configs[index])
         except BaseException:
@@ -183,8 +177,8 @@ def _takeover(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def contextual_autotune(is_dist: bool = False, n_repeat: int = 5, n_warmup: int = 3, *,
-                        pg: Any = None,
-                        verbose: bool = False) -> Callable[[Callable[..., Any]], ContextualAutoTuner]:
+                        pg: Any = None, verbose: bool = False,
+                        measurer: Any = None) -> Callable[[Callable[..., Any]], ContextualAutoTuner]:
     """Decorates an outer function whose ``triton.autotune`` kernels are tuned in its context:
     the first run registers them, the next runs cycle through their configs (``n_warmup`` warmup
     and ``n_repeat`` timed launches each, mean), the fastest valid config of each (the MAX across
@@ -193,9 +187,11 @@ def contextual_autotune(is_dist: bool = False, n_repeat: int = 5, n_warmup: int 
     the outer function runs once more; that result is returned. ``RuntimeError("cannot find valid
     config")`` when every config of a kernel failed. Logs go to
     ``$TUNEKIT_LOG_DIR/rank-<rank>.log`` (default ``./.autotune_logs``). One contextual tuner runs
-    at a time."""
+    at a time. ``measurer`` times each launch (a ``tunekit.autotune`` measurer, asked for one
+    timed run); default: CUDA events when PyTorch uses CUDA, else a host clock."""
 
     def wrap(fn: Callable[..., Any]) -> ContextualAutoTuner:
-        return ContextualAutoTuner(fn, is_dist, n_repeat, n_warmup, pg=pg, verbose=verbose)
+        return ContextualAutoTuner(fn, is_dist, n_repeat, n_warmup, pg=pg, verbose=verbose,
+                                   measurer=measurer)
 
     return wrap

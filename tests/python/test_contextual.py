@@ -71,6 +71,21 @@ class FakeAutotuner:
         return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
 
 
+class LaunchCost:
+    """Times each launch as the kernel's cost for its config says, not by the clock (which a
+    loaded machine makes noisy); a launch that raises still fails."""
+
+    name = "simulated"
+
+    def __init__(self, fast):
+        self.fast = fast  # kernel name -> its fast num_warps
+
+    def measure(self, run, request):
+        run()
+        warps = int(request.config["config"].split("num_warps=")[1].rstrip(")"))
+        return [0.1 if self.fast[request.tuner] == warps else 0.2] * request.runs
+
+
 def make_kernel(name, cost, warps=(4, 8)):
     configs = [FakeConfig({"BLOCK": 512}, w) for w in warps]
     return FakeAutotuner(FakeKernel(name, cost), ["x", "n"], configs, ["n"])
@@ -85,7 +100,8 @@ def test_tunes_inner_kernels_in_context_and_writes_their_caches(tmp_path):
     b = make_kernel("add_kernel", warps_cost(4))
     runs = []
 
-    @tunekit.contextual_autotune(is_dist=False, n_repeat=3, n_warmup=2)
+    @tunekit.contextual_autotune(is_dist=False, n_repeat=3, n_warmup=2,
+                                 measurer=LaunchCost({"scale_kernel": 8, "add_kernel": 4}))
     def outer(x, n):
         runs.append(n)
         return (a[(1,)](x, n)["num_warps"], b[(1,)](x, n)["num_warps"])
