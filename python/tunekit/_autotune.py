@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import os
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -98,6 +99,7 @@ class AutoTuner:
         self._use_disk_cache = use_disk_cache
         self._memo: dict[Any, dict[str, Any]] = {}
         self._tuner: Any = None
+        self._every_call_verbose = False
         functools.update_wrapper(self, fn)
 
     # The hot path: no keyword arguments, a key already resolved.
@@ -156,10 +158,11 @@ class AutoTuner:
 
         index = tuner.resolve(key, prune, run, verbose, comm)
         cfg = configs[index]
-        try:
-            self._memo[key] = cfg
-        except TypeError:
-            pass
+        if not self._every_call_verbose:  # TUNEKIT_VERBOSE=1: every call reports its source
+            try:
+                self._memo[key] = cfg
+            except TypeError:
+                pass
         return fn(*args, **self._merge(cfg, kwargs))
 
     @property
@@ -176,6 +179,8 @@ class AutoTuner:
                 host_sync=None if measurer is not None else host_sync(),
                 use_disk_cache=self._use_disk_cache, warmup=self._warmup, runs=self._runs,
                 hardware=torch_hardware(), dependencies=dependencies(), log=_log)
+            flag = os.environ.get("TUNEKIT_VERBOSE", "").strip().lower()
+            self._every_call_verbose = flag in ("1", "true", "yes", "on")
         return self._tuner
 
     def best_config(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:

@@ -291,3 +291,12 @@ def test_keyboard_interrupt_in_a_candidate_stops_tuning():
     with pytest.raises(KeyboardInterrupt):
         tuned(100)
     assert not __import__("os").path.exists(tuned.cache_path(100))
+
+
+def test_tunekit_verbose_reports_every_call(monkeypatch, capsys):
+    monkeypatch.setenv("TUNEKIT_VERBOSE", "1")
+    tuned, _, _ = make()
+    tuned(100)
+    capsys.readouterr()
+    tuned(100)
+    assert "memory -> [BLOCK=512]" in capsys.readouterr().out
