@@ -64,9 +64,9 @@ int main(int argc, char **argv) {
   const int port = argc > 1 ? std::atoi(argv[1]) : 8000;
   int status = 0;
   {
-    tunekit::mpi::communicator world(MPI_COMM_WORLD, {.timeout = std::chrono::seconds(30),
-                                                      .max_poll_interval =
-                                                          std::chrono::microseconds(50)});
+    tunekit::mpi::communicator world(
+        MPI_COMM_WORLD,
+        {.timeout = std::chrono::seconds(30), .max_poll_interval = std::chrono::microseconds(50)});
     constexpr std::int64_t shard = 1 << 22;
     std::vector<float> x(shard, static_cast<float>(world.rank() + 1));
     std::vector<float> y(shard);
