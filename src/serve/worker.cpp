@@ -333,10 +333,10 @@ struct worker::impl {
     return j;
   }
 
-  void finish_request(std::uint64_t sequence, const response &r) {
+  void finish_request(std::uint64_t sequence, const response &r, bool failed) {
     const std::lock_guard lock(mutex);
     served_count = sequence + 1;
-    if (r.status == 500) {
+    if (failed) {
       ++failed_count;
       last_error = r.body;
     }
@@ -395,8 +395,9 @@ struct worker::impl {
           comm.broadcast(bytes_of(current->payload), 0);
         }
         const std::uint64_t sequence = f.h.sequence;
+        const std::uint64_t failed_before = s.failed;
         response r = execute(sequence, current->payload, current->path_bytes, s);
-        finish_request(sequence, r);
+        finish_request(sequence, r, s.failed != failed_before);
         current->answer.set_value(std::move(r));
         current.reset();
         last_step = std::chrono::steady_clock::now();
