@@ -116,6 +116,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+")
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed + 1, ...")
     ap.add_argument("--slow-seeds", type=int, default=None,
                     help="seeds for the slow strategies (bayes_opt, optuna_tpe); default --seeds")
     ap.add_argument("--budgets", default="25,100,400")
@@ -130,7 +131,7 @@ def main():
     for s in strategies:
         for path in a.files:
             n = a.slow_seeds if a.slow_seeds and s in SLOW else a.seeds
-            for seed in range(n):
+            for seed in range(a.first_seed, a.first_seed + n):
                 if s == "optuna_tpe":  # one run, read at every budget
                     work.append((path, s, max(budgets), seed))
                 else:

@@ -4,7 +4,7 @@ tables: the mean fraction of optimum per strategy and budget over all files, the
 development files and over the held-out files, and per file. Also writes the joined JSON.
 
     report.py --tunekit tk.json [--transfer tkt.json] [--external ext.json ...]
-              [--held-out convolution] [--json all.json]
+              [--external-log compare.log ...] [--held-out convolution] [--json all.json]
 
 A file is held out when its name starts with one of the --held-out prefixes (comma-separated);
 every other file counts as development.
@@ -38,6 +38,31 @@ def rows_of_external(data):
     return out
 
 
+def rows_of_logs(paths):
+    """The progress lines of compare.py ("STRATEGY FILE budget B seed S: T s fraction b:v ..."),
+    possibly of several runs that split the seeds: each (strategy, file, budget, seed) once."""
+    runs = {}
+    for path in paths:
+        for line in open(path):
+            parts = line.split()
+            if len(parts) < 9 or parts[2] != "budget" or "fraction" not in parts:
+                continue
+            s, f, seed = parts[0], parts[1], int(parts[5].rstrip(":"))
+            for item in parts[parts.index("fraction") + 1:]:
+                b, v = item.split(":")
+                runs[(s, f, int(b), seed)] = float(v)
+    grouped = {}
+    for (s, f, b, seed), v in runs.items():
+        grouped.setdefault(s, {}).setdefault(f, {}).setdefault(b, []).append(v)
+    out = {}
+    for s, files in grouped.items():
+        seeds = {len(v) for fs in files.values() for v in fs.values()}
+        name = NAMES.get(s, f"{KT} {s}")
+        out[name] = {"seeds": min(seeds) if len(seeds) == 1 else f"{min(seeds)}-{max(seeds)}",
+                     "files": {f: {b: mean(v) for b, v in fs.items()} for f, fs in files.items()}}
+    return out
+
+
 def mean(values):
     values = list(values)
     return sum(values) / len(values) if values else float("nan")
@@ -48,6 +73,8 @@ def main():
     ap.add_argument("--tunekit", required=True)
     ap.add_argument("--transfer")
     ap.add_argument("--external", nargs="*", default=[])
+    ap.add_argument("--external-log", nargs="*", default=[],
+                    help="compare.py's progress lines (its stderr), for runs split over processes")
     ap.add_argument("--held-out", default="convolution")
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -55,6 +82,8 @@ def main():
     budgets = json.load(open(a.tunekit))["budgets"]
     for path in a.external:
         rows.update(rows_of_external(json.load(open(path))))
+    if a.external_log:
+        rows.update(rows_of_logs(a.external_log))
     if a.transfer:
         t = json.load(open(a.transfer))
         rows.update(rows_of_tunekit(t, f", transfer (top {t['transfer_top_k']} of the other GPUs)"))
