@@ -275,15 +275,9 @@ def section_dist(args):
         check(mine == 1024, f"rank {rank} {name}: the worst rank's time decided")
         results[name] = mine
 
-    @triton.autotune(configs=[triton.Config({"BLOCK": 512}, num_warps=w) for w in (4, 8)],
-                     key=["n"])
-    @triton.jit
-    def ctx_kernel(x_ptr, y_ptr, alpha, n, BLOCK: tl.constexpr):
-        pid = tl.program_id(0)
-        offsets = pid * BLOCK + tl.arange(0, BLOCK)
-        mask = offsets < n
-        v = tl.load(x_ptr + offsets, mask=mask, other=0.0)
-        tl.store(y_ptr + offsets, alpha * v, mask=mask)
+    ctx_kernel = triton.autotune(
+        configs=[triton.Config({"BLOCK": 512}, num_warps=w) for w in (4, 8)], key=["n"])(
+            scale_kernel)
 
     @tunekit.contextual_autotune(is_dist=True, n_repeat=3, n_warmup=2)
     def step(x, alpha):

@@ -44,11 +44,28 @@ class Communicator:
         raise NotImplementedError
 
 
+class _KnownIdentity(Communicator):
+    """A communicator whose rank, size and local rank were read when it was built."""
+
+    _rank = 0
+    _size = 1
+    _local_rank = 0
+
+    def rank(self) -> int:
+        return self._rank
+
+    def size(self) -> int:
+        return self._size
+
+    def local_rank(self) -> int:
+        return self._local_rank
+
+
 def _local_rank_from_hosts(hosts: Sequence[str], rank: int) -> int:
     return sum(1 for r in range(rank) if hosts[r] == hosts[rank])
 
 
-class TorchCommunicator(Communicator):
+class TorchCommunicator(_KnownIdentity):
     """A ``torch.distributed`` process group (gloo, NCCL, ...). The MAX reduction, the agreement
     and the broadcasts go over *this* group, so a subgroup tunes among its own ranks. With NCCL the
     tensors live on the current CUDA device (``torch.cuda.set_device`` first, as NCCL needs).
@@ -79,15 +96,6 @@ class TorchCommunicator(Communicator):
         dist.all_gather_object(hosts, socket.gethostname(), group=self.group)
         self._local_rank = _local_rank_from_hosts(hosts, self._rank)
 
-    def rank(self) -> int:
-        return self._rank
-
-    def size(self) -> int:
-        return self._size
-
-    def local_rank(self) -> int:
-        return self._local_rank
-
     def _reduce(self, values: Sequence[float], op: Any) -> list[float]:
         t = self._torch.tensor(list(values), dtype=self._torch.float64, device=self._device)
         self._dist.all_reduce(t, op=op, group=self.group)
@@ -113,7 +121,7 @@ class TorchCommunicator(Communicator):
         self._dist.barrier(group=self.group)
 
 
-class MPICommunicator(Communicator):
+class MPICommunicator(_KnownIdentity):
     """An ``mpi4py`` communicator (``MPI.COMM_WORLD`` or one split from it). Building one is a
     collective over it (``Split_type(COMM_TYPE_SHARED)`` finds the local rank)."""
 
@@ -129,15 +137,6 @@ class MPICommunicator(Communicator):
             self._local_rank = node.Get_rank()
         finally:
             node.Free()
-
-    def rank(self) -> int:
-        return self._rank
-
-    def size(self) -> int:
-        return self._size
-
-    def local_rank(self) -> int:
-        return self._local_rank
 
     def _reduce(self, values: Sequence[float], op: Any) -> list[float]:
         buf = array("d", values)

@@ -44,3 +44,15 @@ class CostMeasurer:
 @pytest.fixture
 def cost_measurer():
     return CostMeasurer
+
+
+class FakeTritonConfig:
+    """Has what tunekit reads from triton.Config: all_kwargs() and pre_hook."""
+
+    def __init__(self, kwargs, num_warps):
+        self.kwargs = kwargs
+        self.num_warps = num_warps
+        self.pre_hook = None
+
+    def all_kwargs(self):
+        return {**self.kwargs, "num_warps": self.num_warps}

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import tunekit
-from conftest import CostMeasurer
+from conftest import CostMeasurer, FakeTritonConfig
 
 
 def by_block(cfg):
@@ -86,7 +86,8 @@ def test_business_kwargs_reach_key_prune_and_function():
     assert 1024 not in calls
     assert ("key", {"alpha": 3.0}) in seen and ("prune", {"alpha": 3.0}) in seen
     entry = json.loads(tunekit.read_entry(tuned.cache_path(600, alpha=3.0))["entry"])
-    assert [c["status"] for c in entry["candidates"]] == ["ok", "ok", "pruned"]
+    assert [c["config"]["BLOCK"] for c in entry["candidates"] if c["status"] == "ok"] == [256, 512]
+    assert all(c["status"] == "pruned" for c in entry["candidates"] if c["config"]["BLOCK"] == 1024)
 
 
 def test_prune_keeping_nothing_is_an_error():
@@ -123,18 +124,6 @@ def test_all_candidates_failing_is_an_error_naming_them():
 class Tile:
     m: int
     n: int
-
-
-class FakeTritonConfig:
-    """Has what tunekit reads from triton.Config: all_kwargs() and pre_hook."""
-
-    def __init__(self, kwargs, num_warps):
-        self.kwargs = kwargs
-        self.num_warps = num_warps
-        self.pre_hook = None
-
-    def all_kwargs(self):
-        return {**self.kwargs, "num_warps": self.num_warps}
 
 
 def test_arbitrary_objects_as_config_values_are_recorded_by_description():

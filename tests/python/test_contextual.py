@@ -8,21 +8,7 @@ import time
 import pytest
 
 import tunekit
-
-
-class FakeConfig:
-    """What tunekit uses of triton.Config: all_kwargs() and pre_hook."""
-
-    def __init__(self, kwargs, num_warps):
-        self.kwargs = kwargs
-        self.num_warps = num_warps
-        self.pre_hook = None
-
-    def all_kwargs(self):
-        return {**self.kwargs, "num_warps": self.num_warps}
-
-    def __repr__(self):
-        return f"FakeConfig({self.kwargs}, num_warps={self.num_warps})"
+from conftest import FakeTritonConfig as FakeConfig
 
 
 class FakeKernel:
