@@ -6,7 +6,8 @@
 #
 #   bash bench/python/gpu.sh OUT_DIR
 #
-# OUT_DIR receives pip.log, examples.log, host-hot-path.log, hot-path.log, dist.log and
+# OUT_DIR receives pip.log, examples.log, pytest.log (tests/python with PyTorch: CUDA events, two
+# gloo ranks), host-hot-path.log, hot-path.log, dist.log and
 # python-gpu.jsonl (one JSON line per section).
 set -uo pipefail
 out=${1:?usage: bench/python/gpu.sh OUT_DIR}
@@ -28,6 +29,8 @@ cd "$work" # not the source tree, so that the installed package is the one impor
 status=0
 "$py" "$root/bench/python/gpu_examples.py" examples --out "$out/python-gpu.jsonl" 2>&1 |
   tee "$out/examples.log" || status=1
+"$py" -m pytest -q -p no:cacheprovider "$root/tests/python" \
+  --ignore="$root/tests/python/test_report.py" 2>&1 | tee "$out/pytest.log" || status=1
 "$py" "$root/bench/python/hot_path.py" 2>&1 | tee "$out/host-hot-path.log" || status=1
 "$py" "$root/bench/python/gpu_examples.py" hot-path --out "$out/python-gpu.jsonl" 2>&1 |
   tee "$out/hot-path.log" || status=1
