@@ -21,7 +21,10 @@ if(NOT httplib_INCLUDE_DIR)
   if(PKG_CONFIG_FOUND)
     pkg_check_modules(TUNEKIT_HTTPLIB_PC QUIET IMPORTED_TARGET cpp-httplib)
     if(TARGET PkgConfig::TUNEKIT_HTTPLIB_PC)
-      add_library(httplib::httplib ALIAS PkgConfig::TUNEKIT_HTTPLIB_PC)
+      # Not an ALIAS: tunekit's export names httplib::httplib whichever way it was found.
+      add_library(httplib::httplib INTERFACE IMPORTED)
+      set_target_properties(httplib::httplib PROPERTIES
+        INTERFACE_LINK_LIBRARIES PkgConfig::TUNEKIT_HTTPLIB_PC)
       set(TUNEKIT_HTTPLIB_FOUND TRUE)
       return()
     endif()

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -483,6 +484,53 @@ TEST(ServeWorkerFaults, OversizedAndMalformedRequestsAreAnsweredByRankZeroAlone)
   EXPECT_EQ(health["requests_rejected"], 2) << health.dump();
   EXPECT_TRUE(contains(health["last_error"].get<std::string>(), "malformed")) << health.dump();
   EXPECT_EQ(fine_status, 200);
+}
+
+TEST(ServeWorkerFaults, RequestsBeyondTheQueueLimitAreAnswered503) {
+  world_dup comm(10s);
+  execution_log log;
+  serve::options o = test_options();
+  o.max_queued = 1;
+  serve::worker w(
+      comm.get(),
+      [&log](const serve::request &r) {
+        log.entries.emplace_back(r.sequence, std::string(r.body));
+        std::this_thread::sleep_for(300ms); // every rank: the queue fills meanwhile
+        return serve::response{.body = "ok"};
+      },
+      o);
+  std::atomic<int> ok{0};
+  std::atomic<int> full{0};
+  std::string reason;
+  std::mutex reason_mutex;
+  const serve::summary s = serve_with(w, [&](int port) {
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 4; ++c) {
+      clients.emplace_back([&, c] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20 * c)); // the first one runs
+        auto http = client_of(port);
+        auto res = http.Post("/m", std::to_string(c), "text/plain");
+        if (res && res->status == 200) {
+          ++ok;
+        } else if (res && res->status == 503) {
+          ++full;
+          const std::lock_guard lock(reason_mutex);
+          reason = res->body;
+        }
+      });
+    }
+    for (auto &t : clients) {
+      t.join();
+    }
+  });
+  EXPECT_EQ(s.reason, serve::stop_reason::stop_request) << s.error;
+  EXPECT_EQ(s.requests, log.entries.size());
+  if (world_rank() == 0) {
+    EXPECT_EQ(ok + full, 4);
+    EXPECT_GE(full.load(), 1) << "4 requests, one running and one queued at most";
+    EXPECT_EQ(static_cast<std::uint64_t>(ok.load()), s.requests);
+    EXPECT_TRUE(contains(reason, "already queued (options::max_queued)")) << reason;
+  }
 }
 
 TEST(ServeWorker, AHandlerCallingATunedFunctionTunesEachNewKeyOnEveryRankTogether) {
