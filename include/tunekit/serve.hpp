@@ -109,12 +109,12 @@ struct summary {
 /// rank after the requests queued before it; `GET /health` answers JSON (ranks, requests served,
 /// failed, queued, last error) without involving the other ranks.
 ///
-/// Per request the ranks make two broadcasts (a fixed header, then path and body) and one
-/// max-reduction of `size()+1` doubles saying on which ranks the handler threw; nothing else
-/// (no barrier, no device synchronisation). A collective that fails or times out (a follower
-/// died or hangs) makes rank 0 answer 503 with the communicator's message, answer everything
-/// queued 503, and every rank return `communicator_failed`: the communicator is out of step and
-/// the application should not use it again (with NCCL: abort it).
+/// Per request the ranks make one broadcast of `frame_bytes` (a second one for a request that does
+/// not fit) and one max-reduction of `size()+1` doubles saying on which ranks the handler threw;
+/// nothing else (no barrier, no device synchronisation). A collective that fails or times out (a
+/// follower died or hangs) makes rank 0 answer 503 with the communicator's message, answer
+/// everything queued 503, and every rank return `communicator_failed`: the communicator is out of
+/// step and the application should not use it again (with NCCL: abort it).
 class worker final {
 public:
   /// Collective over `comm`: rank 0 binds its port and tells every rank whether it could;
