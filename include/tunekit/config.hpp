@@ -64,6 +64,10 @@ public:
 
   friend bool operator==(const config &, const config &) = default;
 
+  /// The same template and the same fields whatever their order: one config to a space, an
+  /// artifact, a lookup table and the cache (`==` also compares the order).
+  [[nodiscard]] bool same_fields(const config &other) const noexcept;
+
 private:
   std::vector<field> m_fields;
   std::string m_template_id;

@@ -61,6 +61,17 @@ struct search_record {
   friend bool operator==(const search_record &, const search_record &) = default;
 };
 
+/// The candidates a search chose from. The entry lists only the kept ones (pruned configs are
+/// counted, not listed), so a cache hit costs the same whatever the size of the space.
+struct space_record {
+  std::size_t size = 0;   ///< candidates of the call (the space with any pinned values applied)
+  std::size_t pruned = 0; ///< of them, removed by prune_fn
+  /// SHA-256 of the space: a product's parameters and size, else every config (docs/cache.md).
+  std::string digest;
+  std::size_t winner = 0; ///< the winner's position among the `size` candidates
+  friend bool operator==(const space_record &, const space_record &) = default;
+};
+
 /// The name and code identity of a tuned function.
 struct function_identity {
   std::string name;
@@ -86,6 +97,9 @@ struct cache_entry {
   std::string timestamp; ///< UTC, ISO 8601
   /// Set when a strategy searched part of the space; `candidates` then holds the measured ones.
   std::optional<search_record> search{};
+  /// The space the candidates came from (absent in entries of older versions, which listed the
+  /// pruned candidates too).
+  std::optional<space_record> space{};
 };
 
 /// The entry's valid candidates, fastest first (ties keep the candidates' order), at most `k`:

@@ -62,6 +62,15 @@ config config_record_from_json(const json &j, std::string_view what) {
 
 json time_json(double t) { return std::isfinite(t) ? json(t) : json(nullptr); }
 
+// The non-negative integer member `name` of the object `j` (called `what` in messages).
+std::size_t count_member(const json &j, std::string_view name, std::string_view what) {
+  const std::int64_t v = detail::int_member(j, name, what);
+  if (v < 0) {
+    throw error("'" + std::string(what) + "." + std::string(name) + "' must not be negative");
+  }
+  return static_cast<std::size_t>(v);
+}
+
 } // namespace
 
 std::string to_json(const cache_entry &e) {
@@ -113,6 +122,12 @@ std::string to_json(const cache_entry &e) {
     if (!r.order.empty()) {
       j["search"]["order"] = r.order;
     }
+  }
+  if (e.space) {
+    j["space"] = json{{"size", e.space->size},
+                      {"pruned", e.space->pruned},
+                      {"digest", e.space->digest},
+                      {"winner", e.space->winner}};
   }
   return detail::dump(j, 2) + "\n";
 }
@@ -193,13 +208,7 @@ cache_entry cache_entry_from_json(std::string_view text) {
   e.timestamp = detail::string_member(j, "timestamp", "");
   if (j.contains("search")) {
     const json &sj = detail::member(j, "search", json::value_t::object, "");
-    auto count = [&](std::string_view name) {
-      const std::int64_t v = detail::int_member(sj, name, "search");
-      if (v < 0) {
-        throw error("'search." + std::string(name) + "' must not be negative");
-      }
-      return static_cast<std::size_t>(v);
-    };
+    auto count = [&](std::string_view name) { return count_member(sj, name, "search"); };
     search_record r;
     r.strategy = detail::string_member(sj, "strategy", "search");
     r.seed = static_cast<std::uint64_t>(count("seed"));
@@ -226,6 +235,20 @@ cache_entry cache_entry_from_json(std::string_view text) {
       }
     }
     e.search = std::move(r);
+  }
+  if (j.contains("space")) {
+    const json &sj = detail::member(j, "space", json::value_t::object, "");
+    auto count = [&](std::string_view name) { return count_member(sj, name, "space"); };
+    space_record r;
+    r.size = count("size");
+    r.pruned = count("pruned");
+    r.digest = detail::string_member(sj, "digest", "space");
+    r.winner = count("winner");
+    if (r.winner >= r.size || r.pruned >= r.size) {
+      throw error("'space' holds a winner position or a pruned count outside its " +
+                  std::to_string(r.size) + " candidates");
+    }
+    e.space = std::move(r);
   }
   return e;
 }
@@ -286,6 +309,9 @@ std::string tuning_log(const cache_entry &e, double seconds) {
       s << " [prepared in " << detail::format_ms(*r.prepare_ms) << "]";
     }
     s << "\n";
+  }
+  if (e.space && e.space->pruned > 0) {
+    s << e.space->pruned << " of " << e.space->size << " configs pruned (not listed)\n";
   }
   s << "winner #" << e.winner_index << " [" << e.winner.to_string() << "] after "
     << detail::format_ms(seconds * 1e3) << "\n";

@@ -77,6 +77,14 @@ const std::string &config::get_string(std::string_view name) const {
   return typed(*this, name, [](const value &v) -> const std::string & { return v.as_string(); });
 }
 
+bool config::same_fields(const config &other) const noexcept {
+  return m_template_id == other.m_template_id && size() == other.size() &&
+         std::all_of(begin(), end(), [&](const field &f) {
+           const value *v = other.find(f.name);
+           return v != nullptr && *v == f.value;
+         });
+}
+
 config &config::set_template_id(std::string id) {
   m_template_id = std::move(id);
   return *this;

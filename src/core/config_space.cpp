@@ -17,7 +17,8 @@ config_space::config_space(std::vector<config> configs) : m_configs(std::move(co
   if (m_configs.empty()) {
     throw error("config space needs at least one config (an empty list was given)");
   }
-  // Configs by hash, compared with == (text could make distinct configs look alike).
+  // Configs by a hash that ignores field order, compared field by field (text could make
+  // distinct configs look alike).
   std::unordered_multimap<std::size_t, std::size_t> seen;
   for (std::size_t i = 0; i < m_configs.size(); ++i) {
     const config &c = m_configs[i];
@@ -25,14 +26,20 @@ config_space::config_space(std::vector<config> configs) : m_configs(std::move(co
     for (const auto &f : c) {
       // Names are JSON object keys in cache entries, artifacts and tables: UTF-8 only.
       static_cast<void>(detail::utf8_name(f.name, "config field name"));
-      h = h * 31 + std::hash<std::string>{}(f.name);
-      h = h * 31 + f.value.hash();
+      h += (std::hash<std::string>{}(f.name) * 31) ^ f.value.hash();
     }
     auto [first, last] = seen.equal_range(h);
     for (auto it = first; it != last; ++it) {
-      if (m_configs[it->second] == c) {
+      const config &other = m_configs[it->second];
+      if (other == c) {
         throw error("config space lists the same config twice (#" + std::to_string(it->second) +
                     " and #" + std::to_string(i) + ": " + c.to_string() + ")");
+      }
+      if (other.same_fields(c)) {
+        throw error("config space lists the same config twice, its fields in another order (#" +
+                    std::to_string(it->second) + ": " + other.to_string() + "; #" +
+                    std::to_string(i) + ": " + c.to_string() +
+                    "): a config is its set of fields, whatever their order");
       }
     }
     seen.emplace(h, i);
@@ -61,7 +68,15 @@ config_space config_space::product(const std::vector<parameter> &params,
                     " twice");
       }
     }
-    total *= p.values.size();
+    if (__builtin_mul_overflow(total, p.values.size(), &total)) {
+      std::string sizes;
+      for (const auto &q : params) {
+        sizes += (sizes.empty() ? "" : " x ") + std::to_string(q.values.size());
+      }
+      throw error("config space product of " + sizes +
+                  " values has more configs than a 64-bit count holds; a materialised space "
+                  "cannot be this large (search such spaces with tunekit::search_space)");
+    }
   }
   std::vector<config> out;
   std::vector<std::size_t> idx(params.size(), 0);

@@ -69,12 +69,7 @@ config with_pins(config c, const config &pinned) {
 
 std::optional<std::size_t> index_of_equivalent(const std::vector<config> &cands, const config &c) {
   for (std::size_t i = 0; i < cands.size(); ++i) {
-    const config &d = cands[i];
-    if (d.template_id() == c.template_id() && d.size() == c.size() &&
-        std::all_of(d.begin(), d.end(), [&](const field &f) {
-          const value *v = c.find(f.name);
-          return v != nullptr && *v == f.value;
-        })) {
+    if (cands[i].same_fields(c)) {
       return i;
     }
   }
@@ -107,7 +102,8 @@ stored_answer stored_proposal(const resolve_sources &s, const resolve_call &c) {
       (*out.search_among)[i] = true;
     }
   }
-  if ((out.answer = from_cache(s, c)) || (out.answer = from_artifact(s, c))) {
+  if ((out.answer = c.cache_judged ? c.cached : from_cache(s, c)) ||
+      (out.answer = from_artifact(s, c))) {
     return out;
   }
   table_used();
@@ -121,34 +117,108 @@ stored_answer stored_proposal(const resolve_sources &s, const resolve_call &c) {
   return out;
 }
 
-std::optional<proposal> from_cache(const resolve_sources &s, const resolve_call &c) {
-  // Nothing kept: the prune error comes after agreement; no cache warning before it.
-  if (!s.opts.use_disk_cache || std::find(c.kept.begin(), c.kept.end(), true) == c.kept.end()) {
+namespace {
+
+// The entry of `pinned` when the cache is on and the entry is valid and recorded for this space;
+// a rejected one is reported.
+std::optional<cache_entry> load_entry(const resolve_sources &s, const key &pinned,
+                                      std::filesystem::path &path) {
+  if (!s.opts.use_disk_cache) {
     return std::nullopt;
   }
-  const auto r = s.cache.load({s.name, s.opts.version}, s.hw, c.pinned);
+  auto r = s.cache.load({s.name, s.opts.version}, s.hw, pinned);
+  path = r.path;
   if (r.rejected()) {
     s.log.warn("skipping winner cache entry " + r.path.string() + ": " + r.detail + "; retuning");
   }
   if (!r.found()) {
     return std::nullopt;
   }
-  const auto it = std::find(c.candidates.begin(), c.candidates.end(), r.value->winner);
-  const auto i = static_cast<std::size_t>(it - c.candidates.begin());
-  if (it == c.candidates.end() || !c.kept[i]) {
-    s.log.warn("skipping winner cache entry " + r.path.string() + ": its winner (" +
-               r.value->winner.to_string() + ") is not among the current candidates; retuning");
+  if (r.value->space && r.value->space->digest != s.space_digest) {
+    s.log.warn("skipping winner cache entry " + r.path.string() +
+               ": it was recorded for another config space (" +
+               std::to_string(r.value->space->size) + " candidates); retuning");
     return std::nullopt;
   }
-  const std::string diff = dependency_diff(r.value->dependencies, s.deps);
-  if (!diff.empty()) {
-    const std::string head =
-        "winner cache entry " + r.path.string() + " was recorded with other dependencies (" + diff;
-    if (s.env.version_check) {
-      s.log.warn(head + "); retuning (TUNEKIT_VERSION_CHECK=1)");
-      return std::nullopt;
+  return std::move(r.value);
+}
+
+void winner_gone(const resolve_sources &s, const std::filesystem::path &path, const config &w) {
+  s.log.warn("skipping winner cache entry " + path.string() + ": its winner (" + w.to_string() +
+             ") is not among the current candidates; retuning");
+}
+
+// Whether an entry recorded with other dependencies is used (reported either way).
+bool dependencies_allow(const resolve_sources &s, const std::filesystem::path &path,
+                        const cache_entry &e) {
+  const std::string diff = dependency_diff(e.dependencies, s.deps);
+  if (diff.empty()) {
+    return true;
+  }
+  const std::string head =
+      "winner cache entry " + path.string() + " was recorded with other dependencies (" + diff;
+  if (s.env.version_check) {
+    s.log.warn(head + "); retuning (TUNEKIT_VERSION_CHECK=1)");
+    return false;
+  }
+  s.log.warn(head + "); using it (set TUNEKIT_VERSION_CHECK=1 to retune)");
+  return true;
+}
+
+} // namespace
+
+cache_lookup cached_winner(const resolve_sources &s, const key &pinned,
+                           function_ref<bool(const config &)> prune) {
+  if (s.env.always_tune) {
+    return {};
+  }
+  std::filesystem::path path;
+  const auto e = load_entry(s, pinned, path);
+  if (!e) {
+    return {};
+  }
+  if (!e->space) {
+    return {std::nullopt, false};
+  }
+  const std::size_t at = e->space->winner;
+  if (e->space->size != s.space.size() || at >= s.space.size() || !(s.space[at] == e->winner)) {
+    winner_gone(s, path, e->winner);
+    return {};
+  }
+  // A winner pruned for this call is left to `from_cache`, after the full pruning: when nothing
+  // is kept at all that error comes first, with no warning about the entry before it. An error of
+  // prune_fn is met again there too, and voted with.
+  try {
+    if (!prune(s.space[at])) {
+      return {std::nullopt, false};
     }
-    s.log.warn(head + "); using it (set TUNEKIT_VERSION_CHECK=1 to retune)");
+  } catch (const std::exception &) {
+    return {std::nullopt, false};
+  }
+  if (!dependencies_allow(s, path, *e)) {
+    return {};
+  }
+  return {proposal{at, source::cache}};
+}
+
+std::optional<proposal> from_cache(const resolve_sources &s, const resolve_call &c) {
+  // Nothing kept: the prune error comes after agreement; no cache warning before it.
+  if (std::find(c.kept.begin(), c.kept.end(), true) == c.kept.end()) {
+    return std::nullopt;
+  }
+  std::filesystem::path path;
+  const auto e = load_entry(s, c.pinned, path);
+  if (!e) {
+    return std::nullopt;
+  }
+  const auto it = std::find(c.candidates.begin(), c.candidates.end(), e->winner);
+  const auto i = static_cast<std::size_t>(it - c.candidates.begin());
+  if (it == c.candidates.end() || !c.kept[i]) {
+    winner_gone(s, path, e->winner);
+    return std::nullopt;
+  }
+  if (!dependencies_allow(s, path, *e)) {
+    return std::nullopt;
   }
   return proposal{i, source::cache};
 }

@@ -30,7 +30,14 @@ struct resolve_sources {
   const lookup_table *table;
   const std::vector<std::string> &templates; ///< template ids of the space, in order
   const config_space &space;
+  const std::string &space_digest; ///< what the entries' `space.digest` must be
   const rank_log &log;
+};
+
+/// One source's answer: a candidate index and who gave it.
+struct proposal {
+  std::size_t index;
+  source from;
 };
 
 /// One call being resolved.
@@ -44,12 +51,10 @@ struct resolve_call {
   const function_ref<config()> *default_fn;
   bool verbose;
   const std::string &what; ///< "tuner 'x', key (...)" for messages
-};
-
-/// One source's answer: a candidate index and who gave it.
-struct proposal {
-  std::size_t index;
-  source from;
+  /// `cached_winner` has judged the cache entry already: step 2 answers `cached` without
+  /// reading the entry again.
+  bool cache_judged = false;
+  std::optional<proposal> cached{};
 };
 
 /// The outcome of the stored sources.
@@ -63,6 +68,18 @@ struct stored_answer {
 /// Steps 2-5 of the chain, in order: winner cache, artifact, lookup table, default. Under
 /// `TUNEKIT_ALWAYS_TUNE=1` none of them answers (forced tuning searches the whole kept space).
 [[nodiscard]] stored_answer stored_proposal(const resolve_sources &s, const resolve_call &c);
+
+/// Step 2 for a call without pinned values, before anything is pruned: the winner cache entry
+/// of `pinned`, its winner found at the position the entry records and `prune` asked about that
+/// one config only, so that a hit costs the same whatever the size of the space.
+struct cache_lookup {
+  std::optional<proposal> answer;
+  /// False when the entry is left to `from_cache` (an entry of an older version, which records no
+  /// position, or prune_fn rejects or throws for its winner); nothing was reported about it then.
+  bool judged = true;
+};
+[[nodiscard]] cache_lookup cached_winner(const resolve_sources &s, const key &pinned,
+                                         function_ref<bool(const config &)> prune);
 
 /// Step 2: the winner cache entry of this call, if it is valid and its winner is still kept.
 [[nodiscard]] std::optional<proposal> from_cache(const resolve_sources &s, const resolve_call &c);

@@ -1,8 +1,10 @@
 #include "agreement.hpp"
 #include "format.hpp"
+#include "json_io.hpp"
 #include "rank_log.hpp"
 #include "resolve.hpp"
 #include "search.hpp"
+#include "sha256.hpp"
 #include "timestamp.hpp"
 #include "transfer.hpp"
 #include "winner_map.hpp"
@@ -34,6 +36,7 @@ struct tuner::impl {
 
   std::shared_ptr<const lookup_table> table; // opts.table.lookup_table, else the file env names
   std::vector<std::string> templates;        // the template ids of the space
+  std::string space_digest;                  // see docs/cache.md, "space"
 
   std::atomic<bool> armed{false};
   std::unordered_map<key, config> deferred; // deferred mode, before arm: key -> default config
@@ -71,6 +74,28 @@ struct tuner::impl {
         templates.push_back(c.template_id());
       }
     }
+    space_digest = digest_of(space);
+  }
+
+  // A product's parameters and size (its constraints are code: the version covers them), else
+  // every config with its template.
+  static std::string digest_of(const config_space &space) {
+    detail::json j;
+    if (!space.parameters().empty()) {
+      for (const auto &p : space.parameters()) {
+        detail::json values = detail::json::array();
+        for (const auto &v : p.values) {
+          values.push_back(detail::to_json(v));
+        }
+        j["parameters"].push_back(detail::json::array({p.name, std::move(values)}));
+      }
+      j["size"] = space.size();
+    } else {
+      for (const auto &c : space) {
+        j["configs"].push_back(detail::json::array({c.template_id(), detail::to_json(c)}));
+      }
+    }
+    return detail::sha256_hex(detail::dump(j));
   }
 
   [[nodiscard]] std::string context(const key &k) const {
@@ -78,7 +103,7 @@ struct tuner::impl {
   }
 
   [[nodiscard]] detail::resolve_sources sources() const {
-    return {name, opts, env, cache, hw, deps, table.get(), templates, space, log};
+    return {name, opts, env, cache, hw, deps, table.get(), templates, space, space_digest, log};
   }
 
   // The call's communicator, else the tuner's, else the registered default, else this process.
@@ -161,9 +186,19 @@ struct tuner::impl {
     e.key = k;
     e.hardware = hw;
     e.dependencies = deps;
-    e.winner_index = found.winner;
     e.winner = found.records[found.winner].config;
-    e.candidates = std::move(found.records);
+    // Only the kept candidates are listed; the pruned ones are counted (docs/cache.md).
+    const std::size_t winner_at =
+        static_cast<std::size_t>(std::find(cands.begin(), cands.end(), e.winner) - cands.begin());
+    e.space = space_record{cands.size(), cands.size() - n_kept, space_digest, winner_at};
+    for (auto &r : found.records) {
+      if (r.status != candidate_status::pruned) {
+        if (&r == &found.records[found.winner]) {
+          e.winner_index = e.candidates.size();
+        }
+        e.candidates.push_back(std::move(r));
+      }
+    }
     e.policy = opts.policy;
     e.measurer = meas->name();
     e.world_size = comm.size();
@@ -307,7 +342,38 @@ const config &tuner::resolve(const key &k, const call_options &o,
   }
 
   communicator &comm = state.pick(o.comm);
-  const std::vector<config> cands = detail::pinned_candidates(state.space, o.pinned);
+  auto key_disagreement = [&] {
+    state.log.warn("tuner '" + state.name + "': this rank's key is " + pinned_key.to_string());
+    return error("tuner '" + state.name +
+                 "': the ranks do not agree on the key or the candidate list (does key_fn or "
+                 "prune_fn depend on the rank?)");
+  };
+
+  // 2. The winner cache first: a hit needs neither the pruning of the whole space nor its
+  // candidate list, so it costs the same whatever the size of the space.
+  detail::cache_lookup cached;
+  cached.judged = false;
+  if (o.pinned.empty()) {
+    cached = detail::cached_winner(state.sources(), pinned_key, prune);
+  }
+  const auto cached_index = cached.answer ? std::optional(cached.answer->index) : std::nullopt;
+  const detail::vote first =
+      detail::agree(comm, what, "agreement on the key and the cache proposal",
+                    pinned_key.to_string() + "|" + state.space_digest, cached_index);
+  if (!first.same_text) {
+    throw key_disagreement();
+  }
+  if (cached.answer && first.same_proposal) {
+    const config &c = state.memory.insert(pinned_key, state.space[cached.answer->index]).cfg;
+    return answered(c, source::cache, to_string(source::cache));
+  }
+
+  // The full chain: prune every candidate, then artifact, table, default, else a search.
+  std::vector<config> pinned_cands;
+  if (!o.pinned.empty()) {
+    pinned_cands = detail::pinned_candidates(state.space, o.pinned);
+  }
+  const std::vector<config> &cands = o.pinned.empty() ? state.space.configs() : pinned_cands;
   std::vector<bool> kept(cands.size());
   // A failure of prune_fn is this rank's ballot: it still votes, so the others raise with it.
   std::optional<std::string> failure;
@@ -319,10 +385,11 @@ const config &tuner::resolve(const key &k, const call_options &o,
     }
   }
 
-  // 2-5. cache, artifact, table, default
+  // 2-5. cache (judged above unless values are pinned), artifact, table, default
   detail::stored_answer stored;
   if (!failure) {
-    const detail::resolve_call call{k, pinned_key, o, cands, kept, default_fn, verbose, what};
+    const detail::resolve_call call{k,          pinned_key, o,    cands,         kept,
+                                    default_fn, verbose,    what, cached.judged, cached.answer};
     stored = detail::stored_proposal(state.sources(), call);
     if (stored.search_among) {
       kept = *stored.search_among;
@@ -330,19 +397,18 @@ const config &tuner::resolve(const key &k, const call_options &o,
   }
 
   // Agreement comes before any error of this rank's own, so that the ranks fail together.
-  std::string text = pinned_key.to_string();
+  // The space is named by its digest (the pinned values are in the key), so the text grows by
+  // one byte per candidate.
+  std::string text = pinned_key.to_string() + "|" + state.space_digest + "|";
+  text.reserve(text.size() + cands.size());
   for (std::size_t i = 0; i < cands.size(); ++i) {
-    text += kept[i] ? "|+" : "|-";
-    text += cands[i].to_string();
+    text += kept[i] ? '+' : '-';
   }
   const auto own = stored.answer ? std::optional(stored.answer->index) : std::nullopt;
   const detail::vote v = detail::agree(
-      comm, what, "agreement on the key, candidate list and cache proposal", text, own, failure);
+      comm, what, "agreement on the candidate list and the stored proposal", text, own, failure);
   if (!v.same_text) {
-    state.log.warn("tuner '" + state.name + "': this rank's key is " + pinned_key.to_string());
-    throw error("tuner '" + state.name +
-                "': the ranks do not agree on the key or the candidate list (does key_fn or "
-                "prune_fn depend on the rank?)");
+    throw key_disagreement();
   }
   if (std::find(kept.begin(), kept.end(), true) == kept.end()) {
     throw error(what + ": prune_fn removed all " + std::to_string(cands.size()) +
@@ -379,8 +445,8 @@ void tuner::key_fn_failed(std::exception_ptr e, const call_options *o) const {
     const std::lock_guard lock(m->resolve_mutex);
     communicator &comm = m->pick(o->comm);
     static_cast<void>(detail::agree(comm, "tuner '" + m->name + "'",
-                                    "agreement on the key, candidate list and cache proposal", "",
-                                    std::nullopt, failure));
+                                    "agreement on the key and the cache proposal", "", std::nullopt,
+                                    failure));
   }
   throw error(failure);
 }

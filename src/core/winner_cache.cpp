@@ -92,6 +92,31 @@ std::string cache_digest(const function_identity &fn, const hardware_info &hw, c
 
 winner_cache::winner_cache(std::filesystem::path root) : m_root(std::move(root)) {}
 
+namespace {
+// The first path below `root` on the way to `path` that is a symbolic link, or empty. The root
+// itself may be a link (a cache on another volume); below it tunekit follows none, so that no
+// entry is read from, nor written to, outside the cache.
+std::filesystem::path link_below(const std::filesystem::path &root,
+                                 const std::filesystem::path &path) {
+  std::filesystem::path at = root;
+  for (const auto &part : path.lexically_relative(root)) {
+    at /= part;
+    std::error_code ec;
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(at, ec))) {
+      return at;
+    }
+  }
+  return {};
+}
+
+std::string link_refusal(const std::filesystem::path &link) {
+  std::error_code ec;
+  const auto to = std::filesystem::read_symlink(link, ec);
+  return link.string() + " is a symbolic link" + (ec ? "" : " (to " + to.string() + ")") +
+         "; tunekit follows no links below the cache root";
+}
+} // namespace
+
 std::filesystem::path winner_cache::function_dir(std::string_view function) const {
   return m_root / "autotune" / file_safe(function);
 }
@@ -106,6 +131,11 @@ load_result<cache_entry> winner_cache::load(const function_identity &fn, const h
   load_result<cache_entry> out;
   out.path = entry_path(fn, hw, k);
   std::error_code ec;
+  if (const auto link = link_below(m_root, out.path); !link.empty()) {
+    out.status = load_status::unreadable;
+    out.detail = link_refusal(link);
+    return out;
+  }
   if (!std::filesystem::exists(out.path, ec)) {
     return out;
   }
@@ -140,12 +170,24 @@ load_result<cache_entry> winner_cache::load(const function_identity &fn, const h
 
 std::filesystem::path winner_cache::store(const cache_entry &e, std::string_view log_text) const {
   const std::filesystem::path path = entry_path(e.function, e.hardware, e.key);
+  if (const auto link = link_below(m_root, path); !link.empty()) {
+    throw error("cannot store " + path.string() + ": " + link_refusal(link));
+  }
+  auto log_path = path;
+  log_path.replace_extension(".log");
   if (!log_text.empty()) {
-    auto log_path = path;
-    log_path.replace_extension(".log");
     write_file_atomically(log_path, log_text);
   }
-  write_file_atomically(path, to_json(e));
+  try {
+    write_file_atomically(path, to_json(e));
+  } catch (const error &) {
+    // No log without its entry (e.g. on a nearly full disk the small log fits, the entry not).
+    std::error_code ec;
+    if (!log_text.empty()) {
+      std::filesystem::remove(log_path, ec);
+    }
+    throw;
+  }
   return path;
 }
 

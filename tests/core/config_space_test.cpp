@@ -141,3 +141,36 @@ TEST(config_space, configs_whose_text_looks_alike_are_not_duplicates) {
   EXPECT_NO_THROW(tunekit::config_space({one, two}));
   EXPECT_THROW(tunekit::config_space({two, two}), tunekit::error);
 }
+
+TEST(config_space, a_product_beyond_a_64_bit_count_is_refused_as_too_large) {
+  // 8 parameters of 256 values: 2^64 configs, which a 64-bit count wraps to 0.
+  std::vector<tunekit::value> domain;
+  for (int v = 0; v < 256; ++v) {
+    domain.emplace_back(v);
+  }
+  std::vector<parameter> params;
+  for (const char *name : {"a", "b", "c", "d", "e", "f", "g", "h"}) {
+    params.push_back({name, domain});
+  }
+  const std::string msg = error_of([&] { static_cast<void>(config_space::product(params)); });
+  EXPECT_NE(msg.find("256 x 256 x 256 x 256 x 256 x 256 x 256 x 256"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("more configs than a 64-bit count holds"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("constraints removed"), std::string::npos) << msg;
+}
+
+TEST(config_space, configs_differing_only_in_field_order_are_one_config) {
+  // Artifacts, lookup tables and the cache match a config whatever its field order, so a space
+  // holding both orders would be ambiguous: it is refused, naming both.
+  const std::string msg = error_of([] {
+    config_space s{config{{"a", 1}, {"b", 2}}, config{{"a", 2}, {"b", 2}},
+                   config{{"b", 2}, {"a", 1}}};
+  });
+  EXPECT_NE(msg.find("another order"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("#0: a=1, b=2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("#2: b=2, a=1"), std::string::npos) << msg;
+  // Different values or different templates stay distinct.
+  EXPECT_NO_THROW(config_space({config{{"a", 1}, {"b", 2}}, config{{"b", 1}, {"a", 2}}}));
+  config t{{"b", 2}, {"a", 1}};
+  t.set_template_id("other");
+  EXPECT_NO_THROW(config_space({config{{"a", 1}, {"b", 2}}, t}));
+}

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -15,6 +16,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 using tunekit::cache_entry;
 using tunekit::candidate_status;
@@ -143,7 +146,7 @@ TEST_F(winner_cache_test, entry_lives_at_autotune_function_digest_json_with_a_lo
   EXPECT_TRUE(has(text, "Test CPU 9000")) << text;
   EXPECT_TRUE(has(text, "5 warmup + 10 timed runs, mean")) << text;
   EXPECT_TRUE(has(text, "#0 [BLOCK=256, num_warps=4] ok")) << text;
-  EXPECT_TRUE(has(text, "#6 [BLOCK=2048, num_warps=4] pruned")) << text;
+  EXPECT_TRUE(has(text, "2 of 8 configs pruned (not listed)")) << text;
   EXPECT_TRUE(has(text, "winner #2 [BLOCK=512, num_warps=4]")) << text;
 
   const tunekit::winner_cache cache(dir.path());
@@ -219,9 +222,14 @@ TEST_F(winner_cache_test, entry_records_key_hardware_dependencies_winner_candida
   EXPECT_EQ(j.at("winner").at("config"), (json{{"BLOCK", 512}, {"num_warps", 4}}));
   EXPECT_EQ(j.at("winner").at("index"), 2);
 
+  // The kept candidates are listed (BLOCK 2048 is pruned for 1024), the pruned ones counted.
   const json &cands = j.at("candidates");
   const auto space = block_space();
-  ASSERT_EQ(cands.size(), space.size());
+  ASSERT_EQ(cands.size(), space.size() - 2);
+  EXPECT_EQ(j.at("space").at("size"), space.size());
+  EXPECT_EQ(j.at("space").at("pruned"), 2);
+  EXPECT_EQ(j.at("space").at("winner"), 2);
+  EXPECT_EQ(j.at("space").at("digest").get<std::string>().size(), 64U);
   for (std::size_t i = 0; i < cands.size(); ++i) {
     const json &c = cands[i];
     const config &expected = space[i];
@@ -229,10 +237,7 @@ TEST_F(winner_cache_test, entry_records_key_hardware_dependencies_winner_candida
                                     {"num_warps", expected.get_int("num_warps")}}))
         << i;
     const std::string status = c.at("status");
-    if (expected.get_int("BLOCK") == 2048) {
-      EXPECT_EQ(status, "pruned") << i;
-      EXPECT_TRUE(c.at("time_ms").is_null()) << i;
-    } else if (expected.get_int("BLOCK") == 1024 && expected.get_int("num_warps") == 8) {
+    if (expected.get_int("BLOCK") == 1024 && expected.get_int("num_warps") == 8) {
       EXPECT_EQ(status, "failed") << i;
       EXPECT_TRUE(c.at("time_ms").is_null()) << i;
       EXPECT_EQ(c.at("reason"), "too many resources requested") << i;
@@ -461,8 +466,15 @@ std::vector<spoiler> spoilers() {
        "candidates[0].time_ms"},
       {"time_negative", edit([](json &j) { j["candidates"][0]["time_ms"] = -1.0; }),
        "candidates[0].time_ms"},
-      {"time_on_pruned", edit([](json &j) { j["candidates"][6]["time_ms"] = 1.0; }),
+      {"time_on_pruned", edit([](json &j) {
+         j["candidates"].push_back({{"config", {{"BLOCK", 2048}, {"num_warps", 4}}},
+                                    {"status", "pruned"},
+                                    {"time_ms", 1.0}});
+       }),
        "candidates[6].time_ms"},
+      {"space_winner_outside", edit([](json &j) { j["space"]["winner"] = 8; }), "'space'"},
+      {"space_negative", edit([](json &j) { j["space"]["pruned"] = -1; }),
+       "'space.pruned' must not be negative"},
       {"unknown_status", edit([](json &j) { j["candidates"][1]["status"] = "great"; }),
        "not a candidate status"},
       {"config_value_array", edit([](json &j) { j["candidates"][1]["config"]["BLOCK"] = {1}; }),
@@ -542,11 +554,23 @@ TEST_F(winner_cache_test, a_directory_in_place_of_the_entry_does_not_crash) {
 
 TEST_F(winner_cache_test, a_winner_no_longer_among_the_candidates_is_retuned) {
   static_cast<void>(tune(1024, opts()));
-  // The space changed: the stored winner is gone from it.
+  // The space changed: the stored winner is gone from it (and the space's digest changed).
   const auto space = config_space::product({{"BLOCK", {256, 1024}}, {"num_warps", {4, 8}}});
   const auto out = tune(1024, opts(), space);
   EXPECT_EQ(out.src, source::search);
   EXPECT_EQ(out.used, (config{{"BLOCK", 1024}, {"num_warps", 4}}));
+  EXPECT_EQ(log.count(tunekit::log_level::warning, {"recorded for another config space"}), 1U)
+      << log.dump();
+  // An entry of an older version records no space: its winner is looked for among the
+  // candidates.
+  const auto path = out.path;
+  auto j = json::parse(tunekit_test::read_text(path));
+  j.erase("space");
+  tunekit_test::write_text(path, j.dump());
+  log.clear();
+  const auto older =
+      tune(1024, opts(), config_space::product({{"BLOCK", {256, 512}}, {"num_warps", {4, 8}}}));
+  EXPECT_EQ(older.src, source::search);
   EXPECT_EQ(log.count(tunekit::log_level::warning, {"not among the current candidates"}), 1U)
       << log.dump();
 }
@@ -862,3 +886,164 @@ TEST_F(winner_cache_test, a_tuner_stores_pinned_values_as_split_stored_key_reads
   EXPECT_EQ(parts.input, key{512});
   EXPECT_EQ(parts.pinned, (config{{"num_warps", 8}}));
 }
+
+namespace {
+
+// Links below the cache root are refused both ways: a linked function folder would send writes
+// outside the cache, and a linked entry would serve a file from anywhere. The root itself may be
+// a link.
+TEST_F(winner_cache_test, symbolic_links_below_the_root_are_refused_with_a_warning) {
+  temp_dir outside;
+  const auto first = tune(1024, opts());
+  ASSERT_EQ(first.src, source::search);
+  const auto entry = first.path;
+
+  // An entry file that links to a valid entry elsewhere is not served.
+  const auto elsewhere = outside.path() / "entry.json";
+  std::filesystem::rename(entry, elsewhere);
+  std::filesystem::create_symlink(elsewhere, entry);
+  const auto linked = tune(1024, opts());
+  EXPECT_EQ(linked.src, source::search);
+  EXPECT_EQ(log.count(tunekit::log_level::warning,
+                      {"skipping winner cache entry", "is a symbolic link", entry.string()}),
+            1U)
+      << log.dump();
+  EXPECT_TRUE(std::filesystem::is_symlink(entry)); // left as it is: the store is refused too
+  EXPECT_EQ(log.count(tunekit::log_level::warning, {"could not store the winner"}), 1U)
+      << log.dump();
+
+  // A linked function folder: nothing is read through it, nothing written outside the cache.
+  std::filesystem::remove(entry);
+  const auto fn_dir = dir.path() / "autotune" / "gemm";
+  std::filesystem::remove_all(fn_dir);
+  std::filesystem::create_directories(outside.path() / "gemm");
+  std::filesystem::create_directory_symlink(outside.path() / "gemm", fn_dir);
+  const auto through = tune(2048, opts());
+  EXPECT_EQ(through.src, source::search);
+  EXPECT_TRUE(std::filesystem::is_empty(outside.path() / "gemm"));
+  EXPECT_EQ(log.count(tunekit::log_level::warning,
+                      {"could not store the winner", fn_dir.string() + " is a symbolic link"}),
+            1U)
+      << log.dump();
+
+  // A cache root that is itself a link works as usual.
+  temp_dir real;
+  const auto root_link = outside.path() / "root";
+  std::filesystem::create_directory_symlink(real.path(), root_link);
+  auto o = opts();
+  o.process->env.cache_dir = root_link;
+  EXPECT_EQ(tune(512, o).src, source::search);
+  EXPECT_EQ(tune(512, o).src, source::cache);
+}
+
+// On a nearly full disk the small log may fit and the entry not: no log is left without its
+// entry. (The file size limit stands in for the full disk.)
+TEST_F(winner_cache_test, a_failed_entry_write_leaves_no_log_behind) {
+  const tunekit::winner_cache cache(dir.path());
+  cache_entry e;
+  e.function = {"gemm", "v1"};
+  e.key = key{7};
+  e.hardware = tunekit_test::test_hardware();
+  e.winner = fastest;
+  tunekit::candidate_record r;
+  r.config = fastest;
+  r.time_ms = 1.0;
+  e.candidates.push_back(r);
+  const std::string log_text = "a short log";
+  ASSERT_LT(log_text.size(), 64U);
+  ASSERT_GT(tunekit::to_json(e).size(), 64U);
+
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit old_limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  rlimit small = old_limit;
+  small.rlim_cur = 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string msg;
+  try {
+    static_cast<void>(cache.store(e, log_text));
+  } catch (const tunekit::error &err) {
+    msg = err.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+
+  EXPECT_TRUE(has(msg, "cannot write")) << msg;
+  EXPECT_TRUE(files().empty()) << files().size() << " files left";
+  // With room again, both are written.
+  const auto path = cache.store(e, log_text);
+  auto log_path = path;
+  log_path.replace_extension(".log");
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(tunekit_test::read_text(log_path), log_text);
+}
+
+} // namespace
+
+namespace {
+
+// A large space whose prune_fn keeps one config: the entry lists the kept candidate and counts
+// the rest, and a later process serves the key by asking prune_fn about the cached winner only.
+TEST_F(winner_cache_test, a_cache_hit_costs_the_same_whatever_the_size_of_the_space) {
+  std::vector<tunekit::value> a;
+  std::vector<tunekit::value> b;
+  for (int i = 0; i < 100; ++i) {
+    a.emplace_back(i);
+  }
+  for (int i = 0; i < 1000; ++i) {
+    b.emplace_back(i);
+  }
+  const auto space = config_space::product({{"a", a}, {"b", b}});
+  ASSERT_EQ(space.size(), 100000U);
+  auto make = [&](std::shared_ptr<std::size_t> prunes) {
+    auto o = opts();
+    o.measurer = std::make_shared<tunekit::simulated_measurer>(
+        [](const config &, const key &) { return 1.0; });
+    return tunekit::autotune(
+        "huge", space, [](int n) { return key{n}; },
+        [prunes](const config &c, int) {
+          ++*prunes;
+          return c.get_int("a") == 42 && c.get_int("b") == 7;
+        },
+        [](int, const config &c) { return c.get_int("a") * 1000 + c.get_int("b"); }, o);
+  };
+  auto first_prunes = std::make_shared<std::size_t>(0);
+  auto first = make(first_prunes);
+  EXPECT_EQ(first(3), 42007);
+  EXPECT_EQ(*first_prunes, 100000U);
+  const auto path = first.tuner().cache_path(key{3});
+  EXPECT_LT(std::filesystem::file_size(path), 4096U);
+  auto log_path = path;
+  log_path.replace_extension(".log");
+  EXPECT_LT(std::filesystem::file_size(log_path), 4096U);
+  const std::string log_text = tunekit_test::read_text(log_path);
+  EXPECT_TRUE(has(log_text, "99999 of 100000 configs pruned (not listed)")) << log_text;
+
+  const auto entry = tunekit::winner_cache(dir.path()).read(path);
+  ASSERT_TRUE(entry.found()) << entry.detail;
+  ASSERT_EQ(entry.value->candidates.size(), 1U);
+  ASSERT_TRUE(entry.value->space.has_value());
+  EXPECT_EQ(entry.value->space->size, 100000U);
+  EXPECT_EQ(entry.value->space->pruned, 99999U);
+  EXPECT_EQ(entry.value->space->winner, 42007U);
+
+  // A fresh tuner (a new process): a cache hit that prunes only the cached winner.
+  auto second_prunes = std::make_shared<std::size_t>(0);
+  auto second = make(second_prunes);
+  EXPECT_EQ(second(3), 42007);
+  EXPECT_EQ(second.tuner().last_source(), source::cache);
+  EXPECT_EQ(*second_prunes, 1U);
+}
+
+// An entry recorded for another space (same version) is skipped with a warning.
+TEST_F(winner_cache_test, an_entry_of_another_space_is_retuned) {
+  ASSERT_EQ(tune(1024, opts()).src, source::search);
+  const auto other =
+      config_space::product({{"BLOCK", {256, 512, 1024, 2048, 4096}}, {"num_warps", {4, 8}}});
+  const auto again = tune(1024, opts(), other);
+  EXPECT_EQ(again.src, source::search);
+  EXPECT_EQ(log.count(tunekit::log_level::warning, {"recorded for another config space"}), 1U)
+      << log.dump();
+}
+
+} // namespace
