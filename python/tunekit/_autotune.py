@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import keyword
 import os
 import warnings
 from typing import Any, Callable, Sequence
@@ -58,8 +59,10 @@ def code_version(fn: Callable[..., Any], described: Sequence[dict[str, Any]]) ->
 
 
 class AutoTuner:
-    """The callable ``tunekit.autotune`` returns. Calling it returns what the decorated function
-    returns; the per-call options are keyword arguments (see ``__call__``)."""
+    """A decorated function's state: its space, key and prune functions, winners and the core's
+    tuner. ``tunekit.autotune`` returns its ``hot_function()``, a plain function that carries it
+    as ``.autotuner``; calling either returns what the decorated function returns, with the
+    per-call options as keyword arguments (see ``__call__``)."""
 
     def __init__(self, fn: Callable[..., Any], config_space: Sequence[dict[str, Any]],
                  key_fn: Callable[..., Any], prune_fn: Callable[..., bool] | None = None, *,
@@ -97,25 +100,87 @@ class AutoTuner:
         self._warmup = warmup
         self._runs = runs
         self._use_disk_cache = use_disk_cache
-        self._memo: dict[Any, dict[str, Any]] = {}
+        # key -> caller of its winner (see _caller), the hot path's one lookup
+        self._memo: dict[Any, Callable[[tuple[Any, ...]], Any]] = {}
+        self._callers: dict[int, Callable[[tuple[Any, ...]], Any]] = {}
         self._tuner: Any = None
         self._every_call_verbose = False
         functools.update_wrapper(self, fn)
+        self._hot = self._make_hot()
 
-    # The hot path: no keyword arguments, a key already resolved.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """``tuned(*args, autotune=True, autotune_verbose=False,
-        autotune_allow_arg_overwrite=False, autotune_pg=None, **kwargs)``."""
-        if not kwargs:
-            key = self.key_fn(*args)
-            try:
-                cfg = self._memo.get(key)
-            except TypeError:  # an unhashable key (a list): the slow path says what is wrong
-                cfg = None
-            if cfg is not None:
-                return self.fn(*args, **cfg)
-            return self._call(args, kwargs, key)
-        return self._call(args, kwargs)
+        autotune_allow_arg_overwrite=False, autotune_pg=None, **kwargs)``. ``autotune`` returns
+        ``hot_function()``, which does the same faster."""
+        return self._hot(*args, **kwargs)
+
+    def hot_function(self) -> Callable[..., Any]:
+        """The function ``tunekit.autotune`` returns: a plain function (a call of an object with
+        ``__call__`` costs more) whose resolved calls are ``key_fn``, one dict lookup and a call
+        with the winner's fields passed as keywords; every other call goes to ``_call``. It
+        carries this object as ``autotuner`` and its methods and identity as attributes."""
+        return self._hot
+
+    def _make_hot(self) -> Callable[..., Any]:
+        memo_get = self._memo.get
+        key_fn = self.key_fn
+        slow = self._call
+
+        def tuned(*args: Any, **kwargs: Any) -> Any:
+            if not kwargs:
+                n = len(args)
+                # Positional arguments passed on as they are: f(*args) costs more.
+                if n == 1:
+                    key = key_fn(args[0])
+                elif n == 2:
+                    key = key_fn(args[0], args[1])
+                elif n == 3:
+                    key = key_fn(args[0], args[1], args[2])
+                else:
+                    key = key_fn(*args)
+                try:
+                    call = memo_get(key)
+                except TypeError:  # an unhashable key (a list): the slow path says what is wrong
+                    call = None
+                if call is not None:
+                    return call(args)
+                return slow(args, kwargs, key)
+            return slow(args, kwargs)
+
+        functools.update_wrapper(tuned, self.fn)
+        tuned.autotuner = self  # type: ignore[attr-defined]
+        for attr in ("best_config", "cache_path", "last_source", "forget", "name", "version",
+                     "configs", "key_fn", "prune_fn"):
+            setattr(tuned, attr, getattr(self, attr))
+        tuned.fn = self.fn  # type: ignore[attr-defined]
+        return tuned
+
+    def _caller(self, index: int) -> Callable[[tuple[Any, ...]], Any]:
+        """``call(args)``: the function with ``args`` and config ``index`` as keywords. For field
+        names that are plain identifiers it is generated code that passes them as literal
+        keywords, as dataclasses and namedtuple generate theirs, which is cheaper than ``**``."""
+        call = self._callers.get(index)
+        if call is not None:
+            return call
+        fn, cfg = self.fn, self.configs[index]
+        names = list(cfg)
+        if all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+            kw = ", ".join(f"{n}=_v{i}" for i, n in enumerate(names))
+            src = ("def call(a):\n"
+                   "    n = len(a)\n"
+                   f"    if n == 2:\n        return _f(a[0], a[1], {kw})\n"
+                   f"    if n == 1:\n        return _f(a[0], {kw})\n"
+                   f"    if n == 3:\n        return _f(a[0], a[1], a[2], {kw})\n"
+                   f"    return _f(*a, {kw})\n")
+            ns: dict[str, Any] = {"_f": fn, **{f"_v{i}": cfg[n] for i, n in enumerate(names)}}
+            exec(compile(src, f"<tunekit {self.name} config {index}>", "exec"), ns)
+            call = ns["call"]
+        else:
+            def call(a: tuple[Any, ...]) -> Any:
+                return fn(*a, **cfg)
+        call.cfg = cfg  # type: ignore[attr-defined]
+        self._callers[index] = call
+        return call
 
     def _merge(self, cfg: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**cfg, **kwargs} if kwargs else cfg
@@ -137,11 +202,11 @@ class AutoTuner:
             key = self.key_fn(*args, **kwargs)
         if not verbose:
             try:
-                cfg = self._memo.get(key)
+                hit = self._memo.get(key)
             except TypeError:
-                cfg = None
-            if cfg is not None:
-                return self.fn(*args, **self._merge(cfg, kwargs))
+                hit = None
+            if hit is not None:
+                return self.fn(*args, **self._merge(hit.cfg, kwargs))
         comm = communicator_for(pg)
         tuner = self.tuner
         configs = self.configs
@@ -160,7 +225,7 @@ class AutoTuner:
         cfg = configs[index]
         if not self._every_call_verbose:  # TUNEKIT_VERBOSE=1: every call reports its source
             try:
-                self._memo[key] = cfg
+                self._memo[key] = self._caller(index)
             except TypeError:
                 pass
         return fn(*args, **self._merge(cfg, kwargs))
@@ -218,7 +283,7 @@ class AutoTuner:
 def autotune(config_space: Sequence[dict[str, Any]], key_fn: Callable[..., Any],
              prune_fn: Callable[..., bool] | None = None, *, name: str | None = None,
              version: str | None = None, measurer: Any = None, warmup: int = 5, runs: int = 10,
-             use_disk_cache: bool = True) -> Callable[[Callable[..., Any]], AutoTuner]:
+             use_disk_cache: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorates a host function so that it runs with the fastest config of ``config_space`` for
     the key ``key_fn(*args, **kwargs)`` returns, the config's fields passed as keyword arguments.
 
@@ -232,9 +297,9 @@ def autotune(config_space: Sequence[dict[str, Any]], key_fn: Callable[..., Any],
     ``measurer`` times candidates (default: CUDA events when PyTorch uses CUDA, else a host clock),
     ``use_disk_cache=False`` keeps winners in memory only."""
 
-    def wrap(fn: Callable[..., Any]) -> AutoTuner:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         return AutoTuner(fn, config_space, key_fn, prune_fn, name=name, version=version,
                          measurer=measurer, warmup=warmup, runs=runs,
-                         use_disk_cache=use_disk_cache)
+                         use_disk_cache=use_disk_cache).hot_function()
 
     return wrap
