@@ -159,9 +159,10 @@ class AutoTuner:
         """``call(args)``: the function with ``args`` and config ``index`` as keywords. For field
         names that are plain identifiers it is generated code that passes them as literal
         keywords, as dataclasses and namedtuple generate theirs, which is cheaper than ``**``."""
-        call = self._callers.get(index)
-        if call is not None:
-            return call
+        known = self._callers.get(index)
+        if known is not None:
+            return known
+        call: Any
         fn, cfg = self.fn, self.configs[index]
         names = list(cfg)
         if all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
@@ -178,7 +179,7 @@ class AutoTuner:
         else:
             def call(a: tuple[Any, ...]) -> Any:
                 return fn(*a, **cfg)
-        call.cfg = cfg  # type: ignore[attr-defined]
+        call.cfg = cfg
         self._callers[index] = call
         return call
 
@@ -206,7 +207,8 @@ class AutoTuner:
             except TypeError:
                 hit = None
             if hit is not None:
-                return self.fn(*args, **self._merge(hit.cfg, kwargs))
+                cfg = getattr(hit, "cfg")  # the winner's config, kept on its caller
+                return self.fn(*args, **self._merge(cfg, kwargs))
         comm = communicator_for(pg)
         tuner = self.tuner
         configs = self.configs
