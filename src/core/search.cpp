@@ -256,9 +256,11 @@ search_result measure_and_pick(const search_input &in) {
   st.planned = space ? std::min(kept.size(), in.settings.budget.max_evaluations) : kept.size();
   const bool show =
       (in.verbose || in.progress) && in.comm.local_rank() == 0 && in.log.launcher().local_rank == 0;
-  progress_reporter progress(
-      show, in.progress_out ? *in.progress_out : progress_output::to_stderr(), in.what, st.planned,
-      in.settings.budget.max_time.count(), 0, in.preparer);
+  const progress_output sink = !show                        ? progress_output{}
+                               : in.progress_out != nullptr ? *in.progress_out
+                                                            : progress_output::to_stderr();
+  progress_reporter progress(show, sink, in.what, st.planned, in.settings.budget.max_time.count(),
+                             0, in.preparer);
   st.progress = &progress;
 
   if (!space) { // exhaustive: every kept candidate, one reduction
