@@ -34,7 +34,7 @@ namespace tunekit::serve {
 /// the request's path and body when they fit; a larger request takes a second broadcast.
 inline constexpr std::size_t frame_bytes = 1024;
 
-/// One request as every rank sees it.
+/// One request as every rank sees it. The views are valid during the handler's call only.
 struct request {
   /// 0, 1, 2, ... in the order every rank executes requests.
   std::uint64_t sequence = 0;
