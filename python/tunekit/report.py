@@ -172,6 +172,12 @@ def parse_entry(text: str, path: str) -> dict:
                 isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(cands)
                 for i in order)):
             raise BadEntry("'search.order' is not a list of distinct candidate indices")
+    space = j.get("space")
+    if space is not None:
+        if not isinstance(space, dict) or not all(
+                isinstance(space.get(k), int) and not isinstance(space.get(k), bool)
+                and space[k] >= 0 for k in ("size", "pruned", "winner")):
+            raise BadEntry("'space' needs non-negative counts size, pruned and winner")
     return {
         "path": path,
         "function": name,
@@ -188,6 +194,7 @@ def parse_entry(text: str, path: str) -> dict:
         "timestamp": j.get("timestamp", ""),
         "search": search,
         "order": order,
+        "space": space,
     }
 
 
@@ -229,6 +236,23 @@ def _dir_name(function: str) -> str:
 # What the page shows of an entry
 
 
+def _default_index(e: dict, exhaustive: bool) -> Optional[int]:
+    """The candidate that is the space's first config (the default), where the entry tells.
+
+    Entries list the kept candidates (an exhaustive search) or the measured ones (a strategy), in
+    candidate order, and `space.winner` is the winner's position in the whole space. Where that
+    position equals the winner's index in the list, no candidate before it was left out, so the
+    list's first one is the space's first; a winner at position 0 is the default itself. Older
+    entries without `space` listed every candidate, pruned ones included."""
+    space = e["space"]
+    if space is None:
+        return 0 if exhaustive else None
+    if space["winner"] == 0:
+        return e["winner"]
+    if space["winner"] == e["winner"]:
+        return 0
+    return None
+
 def analyse(e: dict) -> dict:
     """The numbers behind one entry's section (also embedded in the page for tools and tests)."""
     cands = e["candidates"]
@@ -236,9 +260,7 @@ def analyse(e: dict) -> dict:
     measured = [i for i, c in enumerate(cands) if c["status"] != "pruned"]
     order = e["order"] if e["order"] is not None else measured
     ok = [i for i in measured if cands[i]["status"] == "ok"]
-    # The default is the space's first config: candidate 0 of an exhaustive search's list (which
-    # holds every candidate, pruned ones included). A strategy's list holds only what it measured.
-    default = 0 if exhaustive else None
+    default = _default_index(e, exhaustive)
     best, trace = math.inf, []
     for i in order:
         t = cands[i]["time_ms"]
@@ -272,7 +294,9 @@ def analyse(e: dict) -> dict:
         "candidates": len(cands),
         "measured": len(measured),
         "ok": len(ok),
-        "pruned": len(cands) - len(measured),
+        "pruned": (e["space"]["pruned"] if e["space"] is not None
+                   else len(cands) - len(measured)),
+        "space_size": e["space"]["size"] if e["space"] is not None else len(cands),
         "winner": {"index": e["winner"], "config": winner["config"], "time_ms": winner["time_ms"]},
         "default": None if default is None else {
             "index": default, "config": cands[default]["config"], "status": cands[default]["status"],
@@ -413,13 +437,13 @@ def _section(e: dict, a: dict, n: int) -> str:
     summary = [
         ("winner", f"[{_config_text(win['config'])}] {_ms(win['time_ms'])}"),
         ("default (the space's first config)",
-         "not identifiable: a strategy's entry lists only the candidates it measured"
+         "not identifiable: the entry does not list the candidates before the winner"
          if d is None else f"[{_config_text(d['config'])}] " +
          (_ms(d["time_ms"]) if d["time_ms"] is not None else d["status"])),
         ("speed-up of the winner over the default",
          "-" if a["speedup"] is None else f"{a['speedup']:.3g}x"),
-        ("candidates", f"{a['candidates']} listed, {a['measured']} measured, {a['ok']} valid, "
-                       f"{a['pruned']} pruned"),
+        ("candidates", f"{a['space_size']} in the space, {a['pruned']} pruned, "
+                       f"{a['measured']} measured, {a['ok']} valid"),
     ]
     out.append(_table(summary))
     figs = _figures(a, cands)

@@ -146,7 +146,8 @@ def test_a_cache_written_by_the_cpp_core(tmp_path):
         # the candidate order of the measured ones.
         assert a["default"]["config"] == cands[0]["config"]
         measured = [c for c in cands if c["status"] != "pruned"]
-        assert a["pruned"] == len(cands) - len(measured)
+        space = raw.get("space")  # entries list the kept candidates and count the pruned ones
+        assert a["pruned"] == (space["pruned"] if space else len(cands) - len(measured))
         assert a["best_so_far"] == _expected_trace([c["time_ms"] for c in measured])
         if cands[0]["status"] == "ok":
             assert a["speedup"] == pytest.approx(cands[0]["time_ms"] / a["winner"]["time_ms"])
@@ -227,6 +228,39 @@ def test_a_strategy_search_in_the_order_measured(tmp_path):
     assert a["search"]["strategy"] == "hybrid" and a["search"]["space_size"] == 200
     assert "strategy hybrid (seed 3): 5 of 200 kept candidates measured" in text
     assert "Best time so far against evaluations (strategy hybrid)" in text
+
+
+def test_the_default_where_the_entry_tells(tmp_path):
+    cache = tmp_path / "cache"
+    cands = [ok({"B": 1}, 4.0), ok({"B": 2}, 2.0), ok({"B": 3}, 1.0)]
+
+    def with_space(e, pruned, position):
+        e["space"] = {"size": 3 + pruned, "pruned": pruned, "digest": "0" * 64, "winner": position}
+        return e
+
+    search = {"strategy": "hybrid", "seed": 0, "max_evaluations": 3, "max_time_s": 0.0,
+              "patience": 0, "batch_size": 1, "space_size": 50, "evaluations": 3,
+              "stop": "evaluations", "transferred": 0, "order": [2, 0, 1]}
+    # Nothing left out before the winner (position 2 = index 2): the first listed is the default.
+    write(cache, with_space(entry("d.kept", [1], cands, 2), 4, 2), "1" * 64 + ".json")
+    # Two candidates before the winner were pruned: the first listed is not known to be the default.
+    write(cache, with_space(entry("d.gap", [1], cands, 2), 4, 4), "2" * 64 + ".json")
+    # A strategy whose winner is the space's first config.
+    fastest_first = [ok({"B": 1}, 1.0), ok({"B": 2}, 2.0), ok({"B": 3}, 4.0)]
+    write(cache, with_space(entry("d.first", [1], fastest_first, 0, search=search), 47, 0),
+          "3" * 64 + ".json")
+    _, data = page_data(cache)
+    got = {a["function"]: a for a in data["entries"]}
+    assert got["d.kept"]["default"]["config"] == {"B": 1}
+    assert got["d.kept"]["speedup"] == pytest.approx(4.0)
+    assert got["d.kept"]["pruned"] == 4 and got["d.kept"]["space_size"] == 7
+    assert got["d.gap"]["default"] is None and got["d.gap"]["speedup"] is None
+    assert got["d.first"]["default"]["index"] == 0 and got["d.first"]["speedup"] == 1.0
+    bad = entry("d.bad", [1], cands, 2)
+    bad["space"] = {"size": -1}
+    write(cache, bad, "4" * 64 + ".json")
+    _, data = page_data(cache)
+    assert ["'space' needs" in b["reason"] for b in data["bad"]] == [True]
 
 
 def test_per_rank_timings_where_the_ranks_split_the_candidates(tmp_path):
