@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake g++ make nlohmann-json3-dev libssl-dev zlib1g-dev libgtest-dev libgmock-dev
           libbenchmark-dev libcli11-dev openmpi-bin libopenmpi-dev libcpp-httplib-dev clang-format
-          python3 python3-dev python3-venv)
+          python3 python3-dev python3-venv clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

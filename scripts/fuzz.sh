@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tunekit's readers with clang (address and undefined-behaviour
+# sanitizers on) and runs each for a while from seeds taken from the documentation's examples.
+#   scripts/fuzz.sh [seconds per reader, default 30]
+# A finding stops the script with the reproducer that libFuzzer writes (crash-*, in the build
+# directory's fuzz/ folder).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+  -DTUNEKIT_FUZZ=ON -DTUNEKIT_WERROR=OFF -DTUNEKIT_BUILD_TESTS=OFF -DTUNEKIT_BUILD_EXAMPLES=OFF \
+  -DTUNEKIT_BUILD_BENCH=OFF -DTUNEKIT_INSTALL=OFF -DTUNEKIT_CUDA=OFF -DTUNEKIT_MPI=OFF \
+  -DTUNEKIT_BUILD_CLI=OFF -DTUNEKIT_SERVE=OFF >/dev/null
+readers=(cache_entry artifact lookup_table replay)
+cmake --build "$build" -j"$(nproc)" --target "${readers[@]/#/tunekit_fuzz_}"
+
+# Seeds: the JSON examples of the documentation, one per reader.
+work="$build/fuzz"
+mkdir -p "$work"
+python3 - "$work" <<'PY'
+import pathlib, re, sys
+work = pathlib.Path(sys.argv[1])
+def first_json(page):
+    text = pathlib.Path(page).read_text()
+    return re.search(r"```json\n(.*?)```", text, re.S).group(1)
+seeds = {
+    "cache_entry": first_json("docs/cache.md"),
+    "artifact": first_json("docs/artifacts.md"),
+    "lookup_table": first_json("docs/lookup_tables.md"),
+    "replay": '{"tune_params": {"a": [1, 2], "b": [3]},'
+              ' "cache": {"1,3": {"time": 1.5}, "2,3": "InvalidConfig"}}',
+}
+for reader, seed in seeds.items():
+    d = work / ("corpus-" + reader)
+    d.mkdir(exist_ok=True)
+    (d / "seed.json").write_text(seed)
+PY
+for r in "${readers[@]}"; do
+  echo "fuzzing the $r reader for ${seconds} s"
+  (cd "$work" && "../tests/fuzz/tunekit_fuzz_$r" -max_total_time="$seconds" -max_len=4096 \
+     -print_final_stats=1 "corpus-$r" 2>&1 | grep -E "^stat::number_of_executed_units|ERROR|finding" || true)
+  if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
+    echo "fuzz finding in the $r reader: $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null)"
+    exit 1
+  fi
+done

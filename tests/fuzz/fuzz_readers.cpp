@@ -1,0 +1,46 @@
+// libFuzzer target for tunekit's file readers. Built once per reader (TUNEKIT_FUZZ_READER): each
+// input is handed to the reader as a file's text. A reader may refuse it only with a
+// `tunekit::error`; any other exception (a library's own escaping) or a crash is a finding.
+
+#include <tunekit/artifact.hpp>
+#include <tunekit/error.hpp>
+#include <tunekit/lookup_table.hpp>
+#include <tunekit/strategy/replay.hpp>
+#include <tunekit/winner_cache.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string_view>
+
+namespace {
+
+void read(std::string_view text) {
+#if TUNEKIT_FUZZ_READER == 1
+  static_cast<void>(tunekit::cache_entry_from_json(text));
+#elif TUNEKIT_FUZZ_READER == 2
+  static_cast<void>(tunekit::artifact_from_json(text));
+#elif TUNEKIT_FUZZ_READER == 3
+  static_cast<void>(tunekit::lookup_table::from_json(text));
+#elif TUNEKIT_FUZZ_READER == 4
+  static_cast<void>(tunekit::parse_replay_table(text, "fuzz input"));
+#else
+#error "TUNEKIT_FUZZ_READER names no reader"
+#endif
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+  try {
+    read(std::string_view(reinterpret_cast<const char *>(data), size));
+  } catch (const tunekit::error &) {
+    // A clear refusal: what a reader must do with bad input.
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "a reader let a non-tunekit exception escape: %s\n", e.what());
+    std::abort();
+  }
+  return 0;
+}
