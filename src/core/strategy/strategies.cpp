@@ -342,10 +342,13 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
   while (out.size() < max_batch) {
     // Random configs besides the start points first: transferred winners alone would confine the
     // model to the region where other devices were fast.
+    // After a restart, configs proposed in this batch count towards the fresh start, but the
+    // model needs at least one told result of the new epoch to fit.
     const bool warm =
         m_epoch_start == 0
             ? told_results().size() >= m_settings.initial + start_points().size()
-            : told_results().size() + pending_count() >= m_epoch_start + m_settings.initial;
+            : told_results().size() > m_epoch_start &&
+                  told_results().size() + pending_count() >= m_epoch_start + m_settings.initial;
     if (!warm || (m_settings.explore > 0 && rng().chance(m_settings.explore))) {
       auto fresh = draw_unseen(1);
       if (fresh.empty()) {

@@ -161,6 +161,28 @@ TEST(hybrid, searches_the_neighbourhood_of_a_best_that_stopped_improving) {
   }
 }
 
+// Batches wider than one after a restart of the model (a plateau stalls it for good): every
+// strategy keeps proposing distinct valid configs until the budget is spent, whatever the batch.
+TEST_P(each_strategy, keeps_proposing_in_wide_batches_on_a_plateau) {
+  std::vector<tunekit::value> eight = {0, 1, 2, 3, 4, 5, 6, 7};
+  auto s = search_space::product({{"A", eight}, {"B", eight}, {"C", eight}, {"D", eight}}, {});
+  for (const std::size_t batch : {4U, 16U, 64U}) {
+    auto strat = tunekit::make_strategy(GetParam());
+    tunekit::search_options o;
+    o.batch_size = batch;
+    std::set<std::size_t> proposed;
+    auto r = tunekit::run_search(
+        s, *strat, {.max_evaluations = 400},
+        [&](std::span<const std::size_t> b) {
+          proposed.insert(b.begin(), b.end());
+          return std::vector<double>(b.size(), 2.0);
+        },
+        o);
+    EXPECT_EQ(r.evaluations, 400U) << GetParam() << " batch " << batch;
+    EXPECT_EQ(proposed.size(), 400U) << GetParam() << " batch " << batch;
+  }
+}
+
 TEST(make_strategy, names_the_known_strategies_for_an_unknown_name) {
   try {
     (void)tunekit::make_strategy("annealing");
