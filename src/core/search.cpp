@@ -195,9 +195,9 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
       r.status = candidate_status::failed;
       r.reason = "failed on another rank";
     }
-    if (std::isfinite(times[j])) {
-      r.time_ms = times[j];
-    }
+    // The reduced time: a candidate invalid on any rank has none (an entry holds no time for a
+    // candidate that is not ok).
+    r.time_ms = times[j];
   }
   st.progress->end_batch(batch, times, others);
   return times;

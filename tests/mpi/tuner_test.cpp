@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -551,6 +552,38 @@ TEST(MultiRankTuner, AFailingPruneOrKeyFunctionOnOneRankFailsEveryRankAtOnce) {
   }
   // The communicator is still in step: the next key tunes on every rank.
   EXPECT_EQ(f(7), 2);
+}
+
+// A candidate that fails on one rank only is invalid everywhere, and the entry rank 0 stores
+// records it without a time, so a later process can read it.
+TEST(MultiRankTuner, ACandidateFailingOnOneRankLeavesAReadableEntry) {
+  if (world_size() < 2) {
+    GTEST_SKIP() << "needs two ranks";
+  }
+  temp_dir dir;
+  log_capture log;
+  const bool failing = world_rank() == 1;
+  auto f = tunekit::autotune(
+      "fails_on_one", six_blocks(), [](std::int64_t n) { return tunekit::key{n}; },
+      tunekit::keep_all{},
+      [failing](std::int64_t, const config &c) {
+        if (failing && block_index(c) == 2) {
+          throw std::runtime_error("not on this rank");
+        }
+        return block_index(c);
+      },
+      options(dir.path(), simulated(favour(2)), log, &world()));
+  const int winner = f(9);
+  EXPECT_TRUE(same_everywhere({winner})[0]);
+  EXPECT_NE(winner, 2);
+  if (world_rank() == 0) {
+    const auto entry = tunekit::winner_cache::read(f.tuner().cache_path(key{std::int64_t{9}}));
+    ASSERT_TRUE(entry.found()) << entry.detail;
+    const auto &failed = entry.value->candidates[2];
+    EXPECT_EQ(failed.status, tunekit::candidate_status::failed);
+    EXPECT_TRUE(std::isinf(failed.time_ms));
+    EXPECT_TRUE(contains(failed.reason, "failed on another rank")) << failed.reason;
+  }
 }
 
 TEST(MultiRankTuner, VerboseLinesReachTheConsoleFromLocalRankZeroOnly) {
