@@ -1,0 +1,129 @@
+#pragma once
+/// \file isolation.hpp
+/// Isolated measurement: candidates are timed by a worker process that tunekit starts, and starts
+/// again after a candidate crashed it or ran past its deadline. A candidate that poisons its
+/// process (a CUDA illegal address) or never finishes then fails alone, with the reason (the
+/// signal, the worker's error text, the deadline), and the search goes on.
+///
+/// The worker is a separate program (after CUDA is initialised a forked child cannot use CUDA,
+/// and the parent's device pointers mean nothing in another process), so it owns its data. It
+/// reads one request per line on stdin and writes one reply per line on stdout:
+///
+///   request: {"config": {"BLOCK": 256, ...}, "key": [4096, "float"],
+///             "policy": {"warmup": 5, "runs": 10, "statistic": "mean",
+///                        "early_stop_factor": 0, "early_stop_after": 2},
+///             "best_ms": 1.5 or null,
+///             "request": <what `isolated_options::request` made, or null>}
+///   reply:   {"times_ms": [0.41, 0.40, ...]}           one time per timed run, milliseconds
+///        or  {"error": "text", "fatal": true|false}    the candidate failed; fatal: the worker
+///                                                      exits after this reply (its state is
+///                                                      broken, e.g. a poisoned CUDA context)
+///
+/// The worker does the warmup and timed runs itself with the policy it is sent. stderr is free
+/// for diagnostics: its last lines go into the reason when the worker dies.
+
+#include <tunekit/measure.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tunekit {
+
+/// A child process that answers one line with one line. Started at the first request and again at
+/// the first request after it died or was stopped. Not thread-safe: one request at a time.
+class worker_process {
+public:
+  /// `command`: the program (looked up in PATH when it has no '/') and its arguments. Throws
+  /// `tunekit::error` when it is empty.
+  explicit worker_process(std::vector<std::string> command, std::size_t stderr_lines = 8);
+  /// Stops the worker (see `stop`).
+  ~worker_process();
+  worker_process(const worker_process &) = delete;
+  worker_process &operator=(const worker_process &) = delete;
+
+  /// Sends `line` (without its newline; it must contain none) and returns the reply line, without
+  /// its newline. Throws `tunekit::error` when the worker cannot be started, died before
+  /// replying ("worker died: signal SIGSEGV (Segmentation fault)", "worker died: exit status 3",
+  /// then the last lines of its stderr), or did not reply within `deadline` ("exceeded the
+  /// deadline of 2000 ms"; the worker is killed). After any of these the next request starts a
+  /// new worker.
+  [[nodiscard]] std::string request(std::string_view line, std::chrono::milliseconds deadline);
+
+  /// Ends the worker: closes its stdin, gives it `grace` to exit, then kills it (SIGKILL), and
+  /// reaps it. Nothing when none is running.
+  void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(500));
+
+  /// Whether a worker process is running now (started and not known to have ended).
+  [[nodiscard]] bool running() const noexcept { return m_pid > 0; }
+  /// Its process id, or 0 when none runs.
+  [[nodiscard]] int pid() const noexcept { return m_pid; }
+  /// Workers started so far (1 + restarts).
+  [[nodiscard]] std::size_t starts() const noexcept { return m_starts; }
+
+private:
+  void start();
+  [[nodiscard]] std::string died(std::chrono::steady_clock::time_point until);
+  void drain_stderr(bool to_eof);
+  void close_fds() noexcept;
+  [[nodiscard]] std::string stderr_tail() const;
+
+  std::vector<std::string> m_command;
+  std::size_t m_stderr_lines;
+  int m_pid = 0;
+  int m_io = -1;  // our end of the worker's stdin/stdout socket
+  int m_err = -1; // read end of the worker's stderr pipe
+  std::string m_out;
+  std::string m_err_text;
+  std::size_t m_starts = 0;
+};
+
+/// How an `isolated_measurer` runs its worker.
+struct isolated_options {
+  /// The worker program and its arguments.
+  std::vector<std::string> command;
+  /// The most one candidate (its warmup and timed runs, and the worker's start) may take; past
+  /// it the worker is killed and the candidate scores +inf. Must be positive.
+  std::chrono::milliseconds deadline{std::chrono::seconds(30)};
+  /// What the worker is told about the candidate beside its config and the policy: JSON text (a
+  /// kernel's description, the problem size from the key). Empty function: null.
+  std::function<std::string(const candidate_info &)> request{};
+  /// Lines of the worker's stderr kept for the reason when it dies.
+  std::size_t stderr_lines = 8;
+  /// Recorded in cache entries as the measurer's name.
+  std::string name = "isolated";
+};
+
+/// A measurer that times every candidate in a worker process (protocol above). A candidate the
+/// worker fails, crashes on, or takes too long for throws `tunekit::error` with the reason, so the
+/// tuner records it as failed (+inf) and measures the next one with a new worker. The tuned
+/// function's `run` is never called while tuning: the worker runs the candidate. Thread-safe
+/// (requests are serialised).
+class isolated_measurer final : public measurer {
+public:
+  /// Throws `tunekit::error` for an empty command or a deadline that is not positive.
+  explicit isolated_measurer(isolated_options options);
+  [[nodiscard]] std::vector<double> measure(const candidate_info &info,
+                                            detail::function_ref<void()> run,
+                                            const measure_policy &policy) override;
+  [[nodiscard]] std::string name() const override { return m_options.name; }
+
+  /// Workers started so far (1 + restarts).
+  [[nodiscard]] std::size_t worker_starts() const;
+  /// The running worker's process id, or 0.
+  [[nodiscard]] int worker_pid() const;
+  /// Ends the worker now (the next candidate starts a new one).
+  void stop_worker();
+
+private:
+  isolated_options m_options;
+  mutable std::mutex m_mutex;
+  worker_process m_worker;
+};
+
+} // namespace tunekit
