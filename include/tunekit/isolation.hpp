@@ -11,7 +11,7 @@
 ///
 ///   request: {"config": {"BLOCK": 256, ...}, "key": [4096, "float"],
 ///             "policy": {"warmup": 5, "runs": 10, "statistic": "mean",
-///                        "early_stop_factor": 0, "early_stop_after": 2},
+///                        "early_stop_factor": 2, "early_stop_after": 2},  (both only when on)
 ///             "best_ms": 1.5 or null,
 ///             "request": <what `isolated_options::request` made, or null>}
 ///   reply:   {"times_ms": [0.41, 0.40, ...]}           one time per timed run, milliseconds

@@ -372,10 +372,6 @@ std::vector<double> isolated_measurer::measure(const candidate_info &info,
            {"policy", detail::to_json(policy)},
            {"best_ms", std::isfinite(info.best_ms) ? json(info.best_ms) : json(nullptr)},
            {"request", nullptr}};
-  if (policy.early_stop_factor == 0) {
-    req["policy"]["early_stop_factor"] = 0;
-    req["policy"]["early_stop_after"] = policy.early_stop_after;
-  }
   if (m_options.request) {
     const std::string text = m_options.request(info);
     json extra = json::parse(text, nullptr, false);
