@@ -17,6 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <map>
@@ -78,18 +79,36 @@ public:
       launch();
     }
     check(cudaStreamSynchronize(m_stream), "after the warmup runs");
+    // As event_measurer does: the timed runs are queued back to back between their events, and
+    // the worker waits only where the early-stop check falls and after the last run.
+    const auto runs = static_cast<std::size_t>(std::max(r.policy.runs, 0));
+    while (m_events.size() < 2 * runs) {
+      m_events.push_back(make_event());
+    }
     std::vector<double> times;
-    for (int i = 0; i < r.policy.runs; ++i) {
-      check(cudaEventRecord(m_start, m_stream), "recording the start event");
-      launch();
-      check(cudaEventRecord(m_stop, m_stream), "recording the stop event");
-      check(cudaEventSynchronize(m_stop), "running the kernel");
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, m_start, m_stop), "reading the events");
-      times.push_back(static_cast<double>(ms));
-      if (tunekit::stop_early(r.policy, r.best_ms, times)) {
-        break;
+    std::size_t read = 0;
+    auto collect = [&](std::size_t upto) {
+      check(cudaEventSynchronize(m_events[2 * upto - 1]), "running the kernel");
+      for (; read < upto; ++read) {
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, m_events[2 * read], m_events[2 * read + 1]),
+              "reading the events");
+        times.push_back(static_cast<double>(ms));
       }
+    };
+    for (std::size_t i = 0; i < runs; ++i) {
+      check(cudaEventRecord(m_events[2 * i], m_stream), "recording the start event");
+      launch();
+      check(cudaEventRecord(m_events[2 * i + 1], m_stream), "recording the stop event");
+      if (tunekit::early_stop_due(r.policy, r.best_ms, i + 1)) {
+        collect(i + 1);
+        if (tunekit::stop_early(r.policy, r.best_ms, times)) {
+          return times;
+        }
+      }
+    }
+    if (runs > 0) {
+      collect(runs);
     }
     return times;
   }
@@ -149,8 +168,7 @@ private:
   }
 
   cudaStream_t m_stream = nullptr;
-  cudaEvent_t m_start = make_event();
-  cudaEvent_t m_stop = make_event();
+  std::vector<cudaEvent_t> m_events; // start and stop of each timed run
   std::map<std::string, program_slot> m_programs;
   std::map<std::size_t, device_buffer> m_buffers;
 
