@@ -270,8 +270,10 @@ TEST_F(winner_cache_test, entry_records_key_hardware_dependencies_winner_candida
   EXPECT_EQ(e.dependencies.at("cuda_runtime"), "12.4");
   EXPECT_EQ(e.winner, fastest);
   EXPECT_EQ(e.winner_index, 2U);
+  ASSERT_EQ(e.candidates.size(), 6U);
   EXPECT_EQ(e.candidates[5].status, candidate_status::failed);
-  EXPECT_EQ(e.candidates[6].status, candidate_status::pruned);
+  ASSERT_TRUE(e.space.has_value());
+  EXPECT_EQ(e.space->pruned, 2U);
   EXPECT_EQ(e.policy, o.policy);
   EXPECT_EQ(e.timestamp, stamp);
 }
