@@ -53,7 +53,7 @@ step configure cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DTUNEKIT_BUILD_BENCH=ON -DTUNEKIT_NCCL=ON -DTUNEKIT_MPI=ON -DTUNEKIT_SERVE=ON \
   "${httplib_flag[@]}" || exit 1
 step build cmake --build "$build" -j "$jobs" --target tunekit_serve_tests \
-  tunekit_bench_serve_gemm_nccl tunekit_bench_serve_load || exit 1
+  tunekit_serve_follower_exit_test tunekit_bench_serve_gemm_nccl tunekit_bench_serve_load || exit 1
 
 step ctest_serve ctest --test-dir "$build" -R '^serve\.' --output-on-failure --timeout 120
 
