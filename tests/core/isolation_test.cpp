@@ -41,7 +41,7 @@ config_space space_with_bad_candidates() {
                        candidate(4096, "spin"), candidate(1024, "ok"), candidate(2048, "ok")});
 }
 
-tunekit::isolated_options worker_options(std::chrono::milliseconds deadline = 1500ms) {
+tunekit::isolated_options worker_options(std::chrono::milliseconds deadline = 2000ms) {
   tunekit::isolated_options o;
   o.command = {TUNEKIT_ISOLATION_WORKER};
   o.deadline = deadline;
@@ -95,7 +95,7 @@ TEST_F(tuner_test, isolated_crash_and_deadline_fail_alone_and_the_search_goes_on
     const auto &spin = record_of(*e, 4096);
     EXPECT_EQ(spin.status, candidate_status::failed);
     EXPECT_TRUE(std::isinf(spin.time_ms));
-    EXPECT_EQ(spin.reason, "exceeded the deadline of 1500 ms");
+    EXPECT_EQ(spin.reason, "exceeded the deadline of 2000 ms");
 
     for (long block : {256L, 512L, 1024L, 2048L}) {
       const auto &r = record_of(*e, block);
