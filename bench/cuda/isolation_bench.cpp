@@ -30,8 +30,10 @@ __global__ void saxpy(float *y, const float *x, int n, float a) {
     *(volatile float *)(y - (1ll << 36)) = 1.0f; // far outside any allocation: illegal address
   }
 #elif MODE == 2
-  volatile int spin = 1;
-  while (spin) { // never finishes
+  // Never finishes: clock64() is an intrinsic with side effects, so the loop cannot be removed
+  // (a loop on a local volatile was), and the counter does not wrap for centuries.
+  const long long start = clock64();
+  while (clock64() >= start) {
   }
 #endif
   const long i = ((long)blockIdx.x * BLOCK + threadIdx.x) * VEC;

@@ -455,8 +455,11 @@ struct kernel_program::impl {
       defs_json.push_back({d.name, d.value});
     }
     b->name_expression = definition.entry;
-    if (definition.template_args) {
-      const auto args = definition.template_args(c);
+    // No arguments for this config: the entry is named as it is (a kernel that is not a
+    // template; `saxpy<>` would not parse).
+    if (const auto args =
+            definition.template_args ? definition.template_args(c) : std::vector<std::string>{};
+        !args.empty()) {
       b->name_expression += "<";
       for (std::size_t i = 0; i < args.size(); ++i) {
         if (i > 0) {

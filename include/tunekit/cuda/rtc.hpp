@@ -104,7 +104,7 @@ struct kernel_definition {
   /// The config's preprocessor definitions; empty: `config_definitions`.
   std::function<std::vector<definition>(const config &)> definitions{};
   /// The config's template arguments of `entry` (e.g. `{"128", "float"}` launches
-  /// `entry<128, float>`); empty: `entry` is not a template.
+  /// `entry<128, float>`); unset, or no arguments for a config: `entry` as it is (not a template).
   std::function<std::vector<std::string>(const config &)> template_args{};
 };
 
