@@ -6,7 +6,8 @@
 //   spin     loop forever            exit     exit with status 3
 //   garbage  reply a line that is not JSON
 //   error    reply {"error": ...}    fatal    reply {"error": ..., "fatal": true} and exit
-// Each mode other than ok first writes a line about it to stderr. Ends at end of input.
+// Each mode other than ok first writes a line about it to stderr. A request {"crash": true} means
+// segv whatever the mode. Ends at end of input.
 
 #include <nlohmann/json.hpp>
 
@@ -30,7 +31,10 @@ int main() {
   while (std::getline(std::cin, line)) {
     const auto req = nlohmann::json::parse(line);
     const auto &config = req.at("config");
-    const std::string mode = config.value("mode", "ok");
+    const auto &extra = req.at("request");
+    // {"crash": true} in the request: this process only (a rank of an MPI test) crashes.
+    const bool crash = extra.is_object() && extra.value("crash", false);
+    const std::string mode = crash ? "segv" : config.value("mode", "ok");
     if (mode != "ok") {
       std::cerr << "isolation worker: candidate BLOCK=" << config.at("BLOCK") << " mode " << mode
                 << std::endl;
@@ -60,7 +64,6 @@ int main() {
       }
       continue;
     }
-    const auto &extra = req.at("request");
     const double scale = extra.is_object() ? extra.value("scale", 1.0) : 1.0;
     const int runs = req.at("policy").at("runs").get<int>();
     nlohmann::json times = nlohmann::json::array();
