@@ -305,6 +305,11 @@ std::string worker_process::request(std::string_view line, std::chrono::millisec
     if (ready < 0 && errno == EINTR) {
       continue;
     }
+    if (ready < 0) {
+      const int e = errno;
+      stop(std::chrono::milliseconds(0));
+      throw error("waiting for the worker's reply: " + errno_text(e));
+    }
     if (ready == 0) {
       throw timed_out();
     }
