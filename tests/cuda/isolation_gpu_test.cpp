@@ -30,8 +30,9 @@ __global__ void add_one(float *y, int n) {
     *(volatile float *)(y - (1ll << 36)) = 1.0f;
   }
 #elif MODE == 2
-  volatile int spin = 1;
-  while (spin) {
+  // clock64() has side effects, so the compiler keeps the loop (one on a local volatile it drops).
+  const long long start = clock64();
+  while (clock64() >= start) {
   }
 #endif
   const int i = blockIdx.x * BLOCK + threadIdx.x;
