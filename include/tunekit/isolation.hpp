@@ -102,8 +102,9 @@ struct isolated_options {
 /// A measurer that times every candidate in a worker process (protocol above). A candidate the
 /// worker fails, crashes on, or takes too long for throws `tunekit::error` with the reason, so the
 /// tuner records it as failed (+inf) and measures the next one with a new worker. The tuned
-/// function's `run` is never called while tuning: the worker runs the candidate. Thread-safe
-/// (requests are serialised).
+/// function's `run` is never called while tuning: the worker runs the candidate (so a correctness
+/// check in the tuning process has no output to read; the worker checks and replies an error).
+/// Thread-safe (requests are serialised).
 class isolated_measurer final : public measurer {
 public:
   /// Throws `tunekit::error` for an empty command or a deadline that is not positive.
