@@ -1,5 +1,7 @@
-// Runs the MPI tests on every rank. Rank 0 prints the usual GoogleTest report; other ranks print
-// only their failures, prefixed with the rank. The exit code is nonzero when any rank failed.
+// Runs the MPI tests (and the serving tests, which share this main) on every rank. MPI is
+// initialised with MPI_THREAD_FUNNELED: the serving worker's rank 0 has HTTP threads, and only the
+// thread that serves calls MPI. Rank 0 prints the usual GoogleTest report; other ranks print only
+// their failures, prefixed with the rank. The exit code is nonzero when any rank failed.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -25,7 +27,8 @@ private:
 } // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
