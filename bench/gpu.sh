@@ -8,7 +8,8 @@
 # cost, bandwidth and a reference table of the scale kernel at 2^26 elements; ten fresh processes
 # tuning the scale space (stability); Triton's autotuner on the same kernel and space; the tiled
 # GEMM at 4096^3 against cuBLAS, and ten fresh processes tuning it; the GEMM tuned in context
-# beside a memory-bound kernel on another stream, against the GEMM tuned alone. The build directory defaults
+# beside a memory-bound kernel on another stream, against the GEMM tuned alone; isolated measurement
+# of a space with a faulting and a spinning candidate. The build directory defaults
 # to build-gpu (TUNEKIT_GPU_BUILD_DIR overrides it).
 set -uo pipefail
 
@@ -47,7 +48,8 @@ if ! step build cmake --build "$build" -j "$jobs"; then
     tunekit_cuda_bench_scale tunekit_cuda_bench_gemm tunekit_cuda_bench_contextual \
     tunekit_cuda_rtc_tests tunekit_cuda_rtc_gemm_tests tunekit_cuda_rtc_gemm_emulation_tests \
     tunekit_cuda_rtc_gpu_tests cuda_gemm_rtc tunekit_cuda_bench_rtc_hot_path \
-    tunekit_cuda_bench_gemm_rtc || exit 1
+    tunekit_cuda_bench_gemm_rtc tunekit-cuda-worker tunekit_cuda_bench_isolation \
+    tunekit_cuda_isolation_gpu_tests || exit 1
 fi
 
 step ctest_gpu ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300
@@ -85,6 +87,9 @@ step rtc_hot_path "$bin/tunekit_cuda_bench_rtc_hot_path" --out "$out/rtc_hot_pat
 step rtc_example "$build/examples/cuda/cuda_gemm_rtc" --sizes 1024 --limit 300
 step gemm_rtc "$bin/tunekit_cuda_bench_gemm_rtc" --limit "${TUNEKIT_RTC_GEMM_LIMIT:-2000}" \
   --out "$out/gemm_rtc.json"
+# Isolated measurement: a faulting and a spinning candidate in tunekit-cuda-worker.
+step isolation env TUNEKIT_GPU_BUILD_DIR="$build" bash "$root/bench/cuda/isolation.sh" \
+  "$out/isolation"
 step triton_gemm env PYTHONUNBUFFERED=1 python3 "$root/bench/cuda/triton_gemm_rtc.py" \
   --out "$out/triton_gemm.json"
 
