@@ -66,7 +66,7 @@ struct search_record {
 struct space_record {
   std::size_t size = 0;   ///< candidates of the call (the space with any pinned values applied)
   std::size_t pruned = 0; ///< of them, removed by prune_fn
-  /// SHA-256 of the space: a product's parameters and size, else every config (docs/cache.md).
+  /// SHA-256 of the space's configs (templates and canonical text, in order; docs/cache.md).
   std::string digest;
   std::size_t winner = 0; ///< the winner's position among the `size` candidates
   friend bool operator==(const space_record &, const space_record &) = default;

@@ -1,6 +1,5 @@
 #include "agreement.hpp"
 #include "format.hpp"
-#include "json_io.hpp"
 #include "rank_log.hpp"
 #include "resolve.hpp"
 #include "search.hpp"
@@ -77,25 +76,17 @@ struct tuner::impl {
     space_digest = digest_of(space);
   }
 
-  // A product's parameters and size (its constraints are code: the version covers them), else
-  // every config with its template.
+  // Every config's template and canonical text, in order: the same configs give the same digest
+  // however the space was built (a product here, an explicit list in the Python package).
   static std::string digest_of(const config_space &space) {
-    detail::json j;
-    if (!space.parameters().empty()) {
-      for (const auto &p : space.parameters()) {
-        detail::json values = detail::json::array();
-        for (const auto &v : p.values) {
-          values.push_back(detail::to_json(v));
-        }
-        j["parameters"].push_back(detail::json::array({p.name, std::move(values)}));
-      }
-      j["size"] = space.size();
-    } else {
-      for (const auto &c : space) {
-        j["configs"].push_back(detail::json::array({c.template_id(), detail::to_json(c)}));
-      }
+    std::string text;
+    for (const auto &c : space) {
+      text += c.template_id();
+      text += '\x1f';
+      text += c.to_string();
+      text += '\x1e';
     }
-    return detail::sha256_hex(detail::dump(j));
+    return detail::sha256_hex(text);
   }
 
   [[nodiscard]] std::string context(const key &k) const {
