@@ -7,7 +7,7 @@
 #   bash bench/python/gpu.sh OUT_DIR
 #
 # OUT_DIR receives pip.log, examples.log, pytest.log (tests/python with PyTorch: CUDA events, two
-# gloo ranks), host-hot-path.log, hot-path.log, dist.log and
+# gloo ranks), host-hot-path.log, hot-path.log, dist.log, dist-contextual.log and
 # python-gpu.jsonl (one JSON line per section).
 set -uo pipefail
 out=${1:?usage: bench/python/gpu.sh OUT_DIR}
@@ -38,6 +38,9 @@ gpus=$("$py" -c 'import torch; print(torch.cuda.device_count())')
 if [ "${gpus:-0}" -ge 2 ]; then
   "$py" -m torch.distributed.run --nproc-per-node 2 "$root/bench/python/gpu_examples.py" dist \
     --out "$out/python-gpu.jsonl" 2>&1 | tee "$out/dist.log" || status=1
+  "$py" -m torch.distributed.run --nproc-per-node 2 "$root/bench/python/gpu_examples.py" \
+    dist-contextual --out "$out/python-gpu.jsonl" 2>&1 | tee "$out/dist-contextual.log" ||
+    status=1
 else
   echo "dist: skipped ($gpus GPU)" | tee "$out/dist.log"
 fi

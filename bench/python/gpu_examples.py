@@ -5,6 +5,7 @@ against Triton's autotuner.
     python bench/python/gpu_examples.py examples         # the seed's two examples, one GPU
     python bench/python/gpu_examples.py hot-path         # per-call host cost vs triton.autotune
     torchrun --nproc-per-node 2 bench/python/gpu_examples.py dist   # autotune_pg, NCCL + gloo
+    torchrun --nproc-per-node 2 bench/python/gpu_examples.py dist-contextual  # + dist.all_reduce
 
 Each section prints what it checked and ends with "ok"; a failed check raises. ``--out FILE``
 appends the section's results as one JSON line. The winner cache goes to $TUNEKIT_CACHE_DIR
@@ -287,8 +288,10 @@ def section_dist(args):
         return y
 
     y = step(x, 1.0)
+    expected = x.clone()  # each rank drew its own x: the result is their sum, not world * x
+    dist.all_reduce(expected)
     torch.cuda.synchronize()
-    check(torch.allclose(y, world * x), f"rank {rank} contextual: result")
+    check(torch.equal(y, expected), f"rank {rank} contextual: result")
     check(len(ctx_kernel.cache) == 1, f"rank {rank} contextual: one winner in the cache")
     chosen = str(next(iter(ctx_kernel.cache.values())))
     everyone = [None] * world
@@ -300,9 +303,68 @@ def section_dist(args):
     print(f"rank {rank} dist ok", flush=True)
 
 
+def section_dist_contextual(args):
+    """Under torchrun with 2 processes: contextual_autotune around a triton.autotune kernel and a
+    dist.all_reduce of its output, beside the same step undecorated and with is_dist=False. Prints
+    what each variant returned (every run of the outer function is checked) instead of stopping
+    at the first failure."""
+    import torch.distributed as dist
+
+    local = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local)
+    dist.init_process_group("nccl")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    x = torch.randn(1 << 22, device="cuda")
+    sums = [None] * world
+    dist.all_gather_object(sums, float(x.double().sum()))
+    expected = x.clone()
+    dist.all_reduce(expected)
+    torch.cuda.synchronize()
+    print(f"rank {rank}: x sums over the ranks {sums}", flush=True)
+
+    def variant(name, decorate, reduce):
+        kernel = triton.autotune(
+            configs=[triton.Config({"BLOCK": 512}, num_warps=w) for w in (4, 8)], key=["n"])(
+                scale_kernel)
+        runs = []
+
+        def step(x, alpha):
+            y = torch.empty_like(x)
+            kernel[(triton.cdiv(x.numel(), 512),)](x, y, alpha, x.numel())
+            if reduce:
+                dist.all_reduce(y)
+            torch.cuda.synchronize()
+            want = expected if reduce else x
+            runs.append(float((y - want).abs().max()))
+            return y
+
+        fn = decorate(step) if decorate else step
+        y = fn(x, 1.0)
+        torch.cuda.synchronize()
+        want = expected if reduce else x
+        err = float((y - want).abs().max())
+        ok = err == 0.0
+        print(f"rank {rank} {name}: {'ok' if ok else 'WRONG'} (max error {err:.3g}; "
+              f"{len(runs)} runs, errors {[round(e, 3) for e in runs]}; cache "
+              f"{[str(c) for c in kernel.cache.values()]})", flush=True)
+        RESULTS.setdefault("dist_contextual", {})[name] = {"ok": ok, "error": err,
+                                                           "runs": runs}
+        dist.barrier()
+
+    ctx = tunekit.contextual_autotune
+    variant("plain + all_reduce", None, True)
+    variant("contextual local + all_reduce", ctx(is_dist=False, n_repeat=3, n_warmup=2), True)
+    variant("contextual dist, no all_reduce", ctx(is_dist=True, n_repeat=3, n_warmup=2), False)
+    variant("contextual dist + all_reduce", ctx(is_dist=True, n_repeat=3, n_warmup=2), True)
+    dist.barrier()
+    dist.destroy_process_group()
+    wrong = [name for name, r in RESULTS["dist_contextual"].items() if not r["ok"]]
+    check(not wrong, f"rank {rank}: every variant returned the right result (wrong: {wrong})")
+
+
 def main():
     p = argparse.ArgumentParser(description="tunekit for Python on a GPU")
-    p.add_argument("section", choices=["examples", "hot-path", "dist", "all"])
+    p.add_argument("section", choices=["examples", "hot-path", "dist", "dist-contextual", "all"])
     p.add_argument("--calls", type=int, default=20000)
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--out", help="append results as a JSON line to this file")
@@ -316,7 +378,9 @@ def main():
         section_hot_path(args)
     if args.section == "dist":
         section_dist(args)
-    if args.out and (args.section != "dist" or int(os.environ.get("RANK", "0")) == 0):
+    if args.section == "dist-contextual":
+        section_dist_contextual(args)
+    if args.out and (not args.section.startswith("dist") or int(os.environ.get("RANK", "0")) == 0):
         with open(args.out, "a") as f:
             f.write(json.dumps({"section": args.section, **RESULTS}) + "\n")
 
