@@ -19,7 +19,10 @@
 // The launch: grid (M / MWG, N / NWG), block (MDIMC, NDIMC), no dynamic shared memory.
 //
 // With SA or SB the next K slice is loaded from global memory into registers while the current
-// one is multiplied out of shared memory (one shared buffer, two barriers per slice).
+// one is multiplied out of shared memory. Where two copies of the staged tiles fit the 48 KiB of
+// static shared memory (2 * (SA * KWG * MWG + SB * KWG * NWG) * 4 bytes <= 49152), the shared
+// tiles are double-buffered: the next slice is stored into the other buffer after the current one
+// is multiplied, one barrier per slice. Otherwise one buffer, two barriers per slice.
 
 #ifndef TK_HOST_EMULATION
 #define TK_DEVICE __device__ __forceinline__
@@ -45,6 +48,9 @@ constexpr int mwa = MWG / MDIMA; // elements of the A tile a thread loads along 
 constexpr int kwa = KWG / kdima; // and along K
 constexpr int nwb = NWG / NDIMB;
 constexpr int kwb = KWG / kdimb;
+constexpr bool staged = SA || SB; // a tile goes through shared memory
+constexpr int stage_bytes = (SA * KWG * MWG + SB * KWG * NWG) * 4; // one copy of the tiles
+constexpr int buffers = staged && 2 * stage_bytes <= 48 * 1024 ? 2 : 1;
 
 static_assert(PRECISION == 32, "this kernel is fp32 only (PRECISION=32)");
 static_assert(KWG % KWI == 0, "KWG % KWI == 0");
@@ -86,19 +92,19 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
   const float *b_tile = b + static_cast<long long>(blockIdx.y) * NWG;
 
 #if SA
-  __shared__ __align__(16) float alm[KWG * MWG]; // alm[kk * MWG + mm]
+  __shared__ __align__(16) float alm[buffers][KWG * MWG]; // alm[buf][kk * MWG + mm]
   const int la0 = tid % MDIMA;
   const int la1 = tid / MDIMA;
   vm a_reg[mwa / VWM][kwa];
 #endif
 #if SB
-  __shared__ __align__(16) float blm[KWG * NWG]; // blm[kk * NWG + nn]
+  __shared__ __align__(16) float blm[buffers][KWG * NWG]; // blm[buf][kk * NWG + nn]
   const int lb0 = tid % NDIMB;
   const int lb1 = tid / NDIMB;
   vn b_reg[nwb / VWN][kwb];
 #endif
 
-  // Global -> registers (the next slice) and registers -> shared memory (the current one).
+  // Global -> registers (the next slice) and registers -> shared buffer `buf`.
   auto fetch = [&](int k0) {
 #if SA
 #pragma unroll
@@ -124,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
 #endif
     static_cast<void>(k0);
   };
-  auto stage = [&]() {
+  auto stage = [&](int buf) {
 #if SA
 #pragma unroll
     for (int mia = 0; mia < mwa / VWM; ++mia) {
@@ -132,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
       for (int kia = 0; kia < kwa; ++kia) {
         const int mg = m_index(mia, la0, mwa / VWM, MDIMA);
         const int kg = kia + la1 * kwa;
-        *reinterpret_cast<vm *>(&alm[kg * MWG + mg * VWM]) = a_reg[mia][kia];
+        *reinterpret_cast<vm *>(&alm[buf][kg * MWG + mg * VWM]) = a_reg[mia][kia];
       }
     }
 #endif
@@ -143,10 +149,11 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
       for (int kib = 0; kib < kwb; ++kib) {
         const int ng = n_index(nib, lb0, nwb / VWN, NDIMB);
         const int kg = kib + lb1 * kwb;
-        *reinterpret_cast<vn *>(&blm[kg * NWG + ng * VWN]) = b_reg[nib][kib];
+        *reinterpret_cast<vn *>(&blm[buf][kg * NWG + ng * VWN]) = b_reg[nib][kib];
       }
     }
 #endif
+    static_cast<void>(buf);
   };
 
   float acc[nwi][mwi];
@@ -158,15 +165,9 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
     }
   }
 
-  fetch(0);
-  for (int k0 = 0; k0 < k; k0 += KWG) {
-#if SA || SB
-    stage();
-    __syncthreads();
-    if (k0 + KWG < k) {
-      fetch(k0 + KWG); // in flight while this slice is multiplied
-    }
-#endif
+  // The K slice at k0 times the block's tiles: A and B from shared buffer `buf` (SA, SB) or from
+  // global memory.
+  auto multiply = [&](int k0, int buf) {
     for (int pwi = 0; pwi < KWG; pwi += KWI) {
 #pragma unroll
       for (int pit = 0; pit < KWI; ++pit) {
@@ -177,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
         for (int mi = 0; mi < mwi / VWM; ++mi) {
           const int mg = m_index(mi, tid_m, mwi / VWM, MDIMC);
 #if SA
-          apm[mi] = load_m(&alm[kk * MWG + mg * VWM]);
+          apm[mi] = load_m(&alm[buf][kk * MWG + mg * VWM]);
 #else
           apm[mi] = load_m(a_tile + static_cast<long long>(k0 + kk) * m + mg * VWM);
 #endif
@@ -186,7 +187,7 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
         for (int ni = 0; ni < nwi / VWN; ++ni) {
           const int ng = n_index(ni, tid_n, nwi / VWN, NDIMC);
 #if SB
-          bpm[ni] = load_n(&blm[kk * NWG + ng * VWN]);
+          bpm[ni] = load_n(&blm[buf][kk * NWG + ng * VWN]);
 #else
           bpm[ni] = load_n(b_tile + static_cast<long long>(k0 + kk) * n + ng * VWN);
 #endif
@@ -207,9 +208,35 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
         }
       }
     }
-#if SA || SB
-    __syncthreads(); // everyone is done with this slice before the next one is staged
-#endif
+    static_cast<void>(k0);
+    static_cast<void>(buf);
+  };
+
+  fetch(0);
+  if (buffers == 2) {
+    stage(0);
+    __syncthreads();
+  }
+  int buf = 0;
+  for (int k0 = 0; k0 < k; k0 += KWG) {
+    const bool more = k0 + KWG < k;
+    if (staged && buffers == 1) {
+      stage(0);
+      __syncthreads();
+    }
+    if (staged && more) {
+      fetch(k0 + KWG); // in flight while this slice is multiplied
+    }
+    multiply(k0, buf);
+    if (staged) {
+      if (buffers == 2 && more) {
+        stage(buf ^ 1); // its last readers passed the previous barrier
+      }
+      // Double buffers: the next slice is staged. One buffer: everyone is done with this slice
+      // before the next one is staged.
+      __syncthreads();
+      buf ^= buffers - 1;
+    }
   }
 
   float *c_tile =

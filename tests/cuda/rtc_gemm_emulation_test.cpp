@@ -1,7 +1,8 @@
 // The runtime-compiled GEMM kernel run on the CPU (rtc_gemm_emulation.cpp) for configs that
 // cover every Xgemm parameter (shared or global A and B, every vector width, contiguous and
-// strided threads, 64 to 1024 threads), against a plain triple loop. M != N, so a transposed
-// index cannot pass.
+// strided threads, 64 to 1024 threads, double-buffered shared tiles and the single buffer where two
+// do not fit in 48 KiB), against a plain triple loop. M != N, so a transposed index cannot pass;
+// K spans several slices, so each shared buffer is reused.
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,8 @@ TK_EMULATED(e3)
 TK_EMULATED(e4)
 TK_EMULATED(e5)
 TK_EMULATED(e6)
+TK_EMULATED(e7)
+TK_EMULATED(e8)
 
 namespace {
 
@@ -34,7 +37,7 @@ std::vector<float> values(std::size_t n, std::uint32_t seed) {
 void check(runner run, const std::string &name) {
   constexpr int m = 256;
   constexpr int n = 128;
-  constexpr int k = 64;
+  constexpr int k = 160;
   const auto a = values(std::size_t{k} * m, 1); // a[kk * m + mm]
   const auto b = values(std::size_t{k} * n, 2); // b[kk * n + nn]
   std::vector<float> c(std::size_t{m} * n, std::nanf(""));
@@ -66,3 +69,9 @@ TEST(rtc_gemm_emulation, strided_threads_shared_a_only_vwm_8) { check(run_e3, "e
 TEST(rtc_gemm_emulation, shared_b_only_strided_n_scalar_loads) { check(run_e4, "e4"); }
 TEST(rtc_gemm_emulation, a_block_of_1024_threads) { check(run_e5, "e5"); }
 TEST(rtc_gemm_emulation, the_best_a100_config_of_the_measured_space) { check(run_e6, "e6"); }
+// 2 * (32 * 64 + 32 * 128) * 4 bytes = 48 KiB: two shared buffers, one barrier per slice.
+TEST(rtc_gemm_emulation, double_buffered_at_the_48_kib_limit_the_best_h200_config) {
+  check(run_e7, "e7");
+}
+// 2 * (32 * 128 + 32 * 128) * 4 bytes = 64 KiB: one shared buffer, two barriers per slice.
+TEST(rtc_gemm_emulation, single_buffer_where_two_do_not_fit_vwm_and_vwn_8) { check(run_e8, "e8"); }
