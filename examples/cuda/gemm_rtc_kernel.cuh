@@ -18,11 +18,14 @@
 //
 // The launch: grid (M / MWG, N / NWG), block (MDIMC, NDIMC), no dynamic shared memory.
 //
-// With SA or SB the next K slice is loaded from global memory into registers while the current
-// one is multiplied out of shared memory. Where two copies of the staged tiles fit the 48 KiB of
-// static shared memory (2 * (SA * KWG * MWG + SB * KWG * NWG) * 4 bytes <= 49152), the shared
-// tiles are double-buffered: the next slice is stored into the other buffer after the current one
-// is multiplied, one barrier per slice. Otherwise one buffer, two barriers per slice.
+// With SA or SB the next K slice is copied from global to shared memory while the current one is
+// multiplied out of shared memory. Where two copies of the staged tiles fit the 48 KiB of static
+// shared memory (2 * (SA * KWG * MWG + SB * KWG * NWG) * 4 bytes <= 49152), the shared tiles are
+// double-buffered, one barrier per slice: with TK_ASYNC_COPY (the default from sm_80 on) the next
+// slice goes straight into the other buffer (cp.async, no registers held across the multiply);
+// without it, through registers, stored into the other buffer after the current slice is
+// multiplied. Otherwise one buffer, two barriers per slice, the next slice held in registers.
+// Each thread copies the same elements on every path, as MDIMA / NDIMB and VWM / VWN say.
 
 #ifndef TK_HOST_EMULATION
 #define TK_DEVICE __device__ __forceinline__
@@ -35,6 +38,13 @@
 #endif
 #ifndef PRECISION
 #define PRECISION 32
+#endif
+#ifndef TK_ASYNC_COPY
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define TK_ASYNC_COPY 0 // no cp.async before sm_80
+#else
+#define TK_ASYNC_COPY 1
+#endif
 #endif
 
 namespace tk_gemm {
@@ -51,6 +61,7 @@ constexpr int kwb = KWG / kdimb;
 constexpr bool staged = SA || SB; // a tile goes through shared memory
 constexpr int stage_bytes = (SA * KWG * MWG + SB * KWG * NWG) * 4; // one copy of the tiles
 constexpr int buffers = staged && 2 * stage_bytes <= 48 * 1024 ? 2 : 1;
+constexpr bool async_copy = TK_ASYNC_COPY && buffers == 2;
 
 static_assert(PRECISION == 32, "this kernel is fp32 only (PRECISION=32)");
 static_assert(KWG % KWI == 0, "KWG % KWI == 0");
@@ -79,6 +90,55 @@ TK_DEVICE int n_index(int i, int thread, int per_thread, int dim) {
   return STRN == 0 ? i + thread * per_thread : thread + i * dim;
 }
 
+// f(i, j, kk, offset) for the vectors a thread loads of a tile (the A tile: W = VWM, per_thread =
+// mwa, k_per_thread = kwa, dim = MDIMA, strided = STRM): its [i][j]-th, at row kk of the slice and
+// `offset` floats into the row; (l0, l1): the thread as dim x (threads / dim).
+template <int W, int per_thread, int k_per_thread, int dim, bool strided, class F>
+TK_DEVICE void each_vector(int l0, int l1, F f) {
+#pragma unroll
+  for (int i = 0; i < per_thread / W; ++i) {
+#pragma unroll
+    for (int j = 0; j < k_per_thread; ++j) {
+      f(i, j, j + l1 * k_per_thread, (strided ? l0 + i * dim : i + l0 * (per_thread / W)) * W);
+    }
+  }
+}
+template <class F> TK_DEVICE void each_a(int la0, int la1, F f) {
+  each_vector<VWM, mwa, kwa, MDIMA, STRM != 0>(la0, la1, f);
+}
+template <class F> TK_DEVICE void each_b(int lb0, int lb1, F f) {
+  each_vector<VWN, nwb, kwb, NDIMB, STRN != 0>(lb0, lb1, f);
+}
+
+// Global -> shared memory without going through registers (cp.async): cp_async copies 4, 8 or 16
+// bytes, copy_async W floats, and copy_wait() waits for the thread's copies. On the host
+// (emulation), plain copies.
+template <int Bytes> TK_DEVICE void cp_async(float *dst, const float *src) {
+#ifdef __CUDA_ARCH__
+  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if (Bytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to), "l"(src), "n"(Bytes)
+                 : "memory");
+  }
+#else
+  *reinterpret_cast<vec<Bytes / 4> *>(dst) = *reinterpret_cast<const vec<Bytes / 4> *>(src);
+#endif
+}
+template <int W> TK_DEVICE void copy_async(float *dst, const float *src) {
+  constexpr int chunk = W > 4 ? 4 : W; // at most 16 bytes a copy
+#pragma unroll
+  for (int i = 0; i < W; i += chunk) {
+    cp_async<chunk * 4>(dst + i, src + i);
+  }
+}
+TK_DEVICE void copy_wait() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 } // namespace tk_gemm
 
 extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
@@ -104,55 +164,48 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
   vn b_reg[nwb / VWN][kwb];
 #endif
 
-  // Global -> registers (the next slice) and registers -> shared buffer `buf`.
+  // The slice at k0: global -> registers (fetch), registers -> shared buffer `buf` (stage), or
+  // global -> shared buffer `buf` (copy).
   auto fetch = [&](int k0) {
 #if SA
-#pragma unroll
-    for (int mia = 0; mia < mwa / VWM; ++mia) {
-#pragma unroll
-      for (int kia = 0; kia < kwa; ++kia) {
-        const int mg = m_index(mia, la0, mwa / VWM, MDIMA);
-        const int kg = kia + la1 * kwa;
-        a_reg[mia][kia] = load_m(a_tile + static_cast<long long>(k0 + kg) * m + mg * VWM);
-      }
-    }
+    each_a(la0, la1, [&](int i, int j, int kg, int off) {
+      a_reg[i][j] = load_m(a_tile + static_cast<long long>(k0 + kg) * m + off);
+    });
 #endif
 #if SB
-#pragma unroll
-    for (int nib = 0; nib < nwb / VWN; ++nib) {
-#pragma unroll
-      for (int kib = 0; kib < kwb; ++kib) {
-        const int ng = n_index(nib, lb0, nwb / VWN, NDIMB);
-        const int kg = kib + lb1 * kwb;
-        b_reg[nib][kib] = load_n(b_tile + static_cast<long long>(k0 + kg) * n + ng * VWN);
-      }
-    }
+    each_b(lb0, lb1, [&](int i, int j, int kg, int off) {
+      b_reg[i][j] = load_n(b_tile + static_cast<long long>(k0 + kg) * n + off);
+    });
 #endif
     static_cast<void>(k0);
   };
   auto stage = [&](int buf) {
 #if SA
-#pragma unroll
-    for (int mia = 0; mia < mwa / VWM; ++mia) {
-#pragma unroll
-      for (int kia = 0; kia < kwa; ++kia) {
-        const int mg = m_index(mia, la0, mwa / VWM, MDIMA);
-        const int kg = kia + la1 * kwa;
-        *reinterpret_cast<vm *>(&alm[buf][kg * MWG + mg * VWM]) = a_reg[mia][kia];
-      }
-    }
+    each_a(la0, la1, [&](int i, int j, int kg, int off) {
+      *reinterpret_cast<vm *>(&alm[buf][kg * MWG + off]) = a_reg[i][j];
+    });
 #endif
 #if SB
-#pragma unroll
-    for (int nib = 0; nib < nwb / VWN; ++nib) {
-#pragma unroll
-      for (int kib = 0; kib < kwb; ++kib) {
-        const int ng = n_index(nib, lb0, nwb / VWN, NDIMB);
-        const int kg = kib + lb1 * kwb;
-        *reinterpret_cast<vn *>(&blm[buf][kg * NWG + ng * VWN]) = b_reg[nib][kib];
-      }
-    }
+    each_b(lb0, lb1, [&](int i, int j, int kg, int off) {
+      *reinterpret_cast<vn *>(&blm[buf][kg * NWG + off]) = b_reg[i][j];
+    });
 #endif
+    static_cast<void>(buf);
+  };
+  auto copy = [&](int k0, int buf) {
+#if SA
+    each_a(la0, la1, [&](int, int, int kg, int off) {
+      copy_async<VWM>(&alm[buf][kg * MWG + off],
+                      a_tile + static_cast<long long>(k0 + kg) * m + off);
+    });
+#endif
+#if SB
+    each_b(lb0, lb1, [&](int, int, int kg, int off) {
+      copy_async<VWN>(&blm[buf][kg * NWG + off],
+                      b_tile + static_cast<long long>(k0 + kg) * n + off);
+    });
+#endif
+    static_cast<void>(k0);
     static_cast<void>(buf);
   };
 
@@ -212,30 +265,44 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
     static_cast<void>(buf);
   };
 
-  fetch(0);
-  if (buffers == 2) {
-    stage(0);
-    __syncthreads();
-  }
-  int buf = 0;
-  for (int k0 = 0; k0 < k; k0 += KWG) {
-    const bool more = k0 + KWG < k;
-    if (staged && buffers == 1) {
+  if (async_copy) {
+    copy(0, 0);
+    int buf = 0;
+    for (int k0 = 0; k0 < k; k0 += KWG) {
+      copy_wait();     // this thread's share of the slice has landed
+      __syncthreads(); // and everyone's; everyone is done with the other buffer too
+      if (k0 + KWG < k) {
+        copy(k0 + KWG, buf ^ 1); // in flight while this slice is multiplied
+      }
+      multiply(k0, buf);
+      buf ^= 1;
+    }
+  } else {
+    fetch(0);
+    if (buffers == 2) {
       stage(0);
       __syncthreads();
     }
-    if (staged && more) {
-      fetch(k0 + KWG); // in flight while this slice is multiplied
-    }
-    multiply(k0, buf);
-    if (staged) {
-      if (buffers == 2 && more) {
-        stage(buf ^ 1); // its last readers passed the previous barrier
+    int buf = 0;
+    for (int k0 = 0; k0 < k; k0 += KWG) {
+      const bool more = k0 + KWG < k;
+      if (staged && buffers == 1) {
+        stage(0);
+        __syncthreads();
       }
-      // Double buffers: the next slice is staged. One buffer: everyone is done with this slice
-      // before the next one is staged.
-      __syncthreads();
-      buf ^= buffers - 1;
+      if (staged && more) {
+        fetch(k0 + KWG); // in flight while this slice is multiplied
+      }
+      multiply(k0, buf);
+      if (staged) {
+        if (buffers == 2 && more) {
+          stage(buf ^ 1); // its last readers passed the previous barrier
+        }
+        // Double buffers: the next slice is staged. One buffer: everyone is done with this slice
+        // before the next one is staged.
+        __syncthreads();
+        buf ^= buffers - 1;
+      }
     }
   }
 

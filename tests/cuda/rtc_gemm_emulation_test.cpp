@@ -20,6 +20,7 @@ TK_EMULATED(e5)
 TK_EMULATED(e6)
 TK_EMULATED(e7)
 TK_EMULATED(e8)
+TK_EMULATED(e9)
 
 namespace {
 
@@ -69,9 +70,12 @@ TEST(rtc_gemm_emulation, strided_threads_shared_a_only_vwm_8) { check(run_e3, "e
 TEST(rtc_gemm_emulation, shared_b_only_strided_n_scalar_loads) { check(run_e4, "e4"); }
 TEST(rtc_gemm_emulation, a_block_of_1024_threads) { check(run_e5, "e5"); }
 TEST(rtc_gemm_emulation, the_best_a100_config_of_the_measured_space) { check(run_e6, "e6"); }
-// 2 * (32 * 64 + 32 * 128) * 4 bytes = 48 KiB: two shared buffers, one barrier per slice.
+// 2 * (32 * 64 + 32 * 128) * 4 bytes = 48 KiB: two shared buffers, one barrier per slice, each
+// filled by copies straight from global memory (cp.async from sm_80 on)...
 TEST(rtc_gemm_emulation, double_buffered_at_the_48_kib_limit_the_best_h200_config) {
   check(run_e7, "e7");
 }
+// ... or through registers (TK_ASYNC_COPY=0, as before sm_80).
+TEST(rtc_gemm_emulation, double_buffered_through_registers) { check(run_e9, "e9"); }
 // 2 * (32 * 128 + 32 * 128) * 4 bytes = 64 KiB: one shared buffer, two barriers per slice.
 TEST(rtc_gemm_emulation, single_buffer_where_two_do_not_fit_vwm_and_vwn_8) { check(run_e8, "e8"); }
