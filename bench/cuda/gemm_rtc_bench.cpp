@@ -6,9 +6,10 @@
 //
 //   ./tunekit_cuda_bench_gemm_rtc [--size 4096] [--space clblast|extended] [--limit N]
 //       [--warmup 1] [--runs 3] [--threads 0] [--speedup-configs 64] [--warm compile|full]
-//       [--cache-dir DIR] [--out gemm_rtc.json]
+//       [--cache-dir DIR] [--out gemm_rtc.json] [--only MWG=64,NWG=128,...]
 //
 //   --limit N            tune every (candidates / N)-th config only; 0 (default): all of them
+//   --only P=V,...       only the candidates with these parameter values (e.g. one config)
 //   --warm compile       the warm run prepares and loads every candidate from the compile cache
 //                        (what a second process does before it measures); full: tunes again
 //   --cache-dir DIR      compile cache root for the cold and warm runs (default: a fresh
@@ -27,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -73,6 +75,27 @@ double compile_wall_s(const tunekit::cuda::kernel_definition &def,
   return seconds_since(t0);
 }
 
+// The configs whose parameters have the values of `only` ("MWG=64,NWG=128,...").
+std::vector<tunekit::config> matching(const std::vector<tunekit::config> &configs,
+                                      const std::string &only) {
+  std::vector<tunekit::config> out;
+  for (const auto &c : configs) {
+    bool match = true;
+    for (std::size_t pos = 0; match && pos < only.size();) {
+      const std::size_t end = std::min(only.find(',', pos), only.size());
+      const std::string item = only.substr(pos, end - pos);
+      const std::size_t eq = item.find('=');
+      match = eq != std::string::npos &&
+              c.get_int(item.substr(0, eq)) == std::atol(item.substr(eq + 1).c_str());
+      pos = end + 1;
+    }
+    if (match) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -86,6 +109,7 @@ int main(int argc, char **argv) {
   bool warm_full = false;
   std::string cache_arg;
   std::string out_path;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string opt = argv[i];
     const char *v = argv[i + 1];
@@ -110,6 +134,8 @@ int main(int argc, char **argv) {
       cache_arg = v;
     } else if (opt == "--out") {
       out_path = v;
+    } else if (opt == "--only") {
+      only = v;
     }
   }
   if (!tunekit::cuda::device_available()) {
@@ -148,7 +174,13 @@ int main(int argc, char **argv) {
 
     const auto def = example::xgemm_definition(TUNEKIT_GEMM_RTC_SOURCE);
     const tunekit::config_space full = example::xgemm_space(kind);
-    const auto candidates = example::spread(example::xgemm_candidates(full, m, n, k), limit);
+    auto candidates = example::spread(example::xgemm_candidates(full, m, n, k), limit);
+    if (!only.empty()) {
+      candidates = matching(candidates, only);
+      if (candidates.empty()) {
+        throw tunekit::error("--only " + only + ": no candidate has these values");
+      }
+    }
 
     nlohmann::json j;
     j["size"] = size;
