@@ -1,6 +1,6 @@
 // The runtime-compiled GEMM of examples/cuda without a GPU: its space is CLBlast's measured one,
-// a spread of its configs compiles for sm_90, and a config that breaks a constraint fails to
-// compile with the constraint in its reason.
+// a spread of its configs compiles for sm_90 and for sm_75 (no cp.async), and a config that breaks
+// a constraint fails to compile with the constraint in its reason.
 
 #include "../core/test_support.hpp"
 #include "gemm_rtc_space.hpp"
@@ -16,6 +16,45 @@ namespace tc = tunekit::cuda;
 
 tc::compile_options sm90_uncached(unsigned threads = 2) {
   return tc::compile_options{.arch = "sm_90", .use_cache = false, .threads = threads};
+}
+
+// Every (size / parts)-th config of the extended space, its last one (one shared buffer) and the
+// best H200 config (two buffers at the 48 KiB limit) compile for `arch`.
+void expect_a_spread_compiles(const char *arch, std::size_t parts) {
+  auto program = std::make_shared<tc::kernel_program>(
+      example::xgemm_definition(TUNEKIT_GEMM_RTC_SOURCE),
+      tc::compile_options{.arch = arch, .use_cache = false, .threads = 2});
+  const auto space = example::xgemm_space(example::xgemm_space_kind::extended);
+  std::vector<tunekit::config> sample;
+  for (std::size_t i = 0; i < space.size(); i += space.size() / parts) {
+    sample.push_back(space[i]);
+  }
+  sample.push_back(space[space.size() - 1]);
+  tunekit::config best = example::xgemm_space()[0];
+  for (const auto &[name, value] : {std::pair{"MWG", 64},
+                                    {"NWG", 128},
+                                    {"MDIMC", 16},
+                                    {"NDIMC", 8},
+                                    {"MDIMA", 32},
+                                    {"NDIMB", 32},
+                                    {"VWM", 2},
+                                    {"VWN", 4},
+                                    {"SA", 1},
+                                    {"SB", 1}}) {
+    best.set(name, value);
+  }
+  ASSERT_TRUE(example::xgemm_valid(best));
+  sample.push_back(best);
+  program->prepare(sample);
+  for (const auto &c : sample) {
+    const auto r = program->compile(c);
+    EXPECT_EQ(r.status, tc::compile_status::compiled)
+        << arch << " " << c.to_string() << ": " << r.reason;
+    EXPECT_GT(r.binary_bytes, 0U);
+  }
+  const auto s = program->summary();
+  std::printf("compiled %zu Xgemm configs for %s, %.0f ms each on average\n", s.compiled, arch,
+              s.compile_ms / static_cast<double>(s.compiled));
 }
 
 } // namespace
@@ -40,24 +79,11 @@ TEST(rtc_gemm, the_clblast_space_has_the_measured_size_and_order) {
   }
 }
 
-TEST(rtc_gemm, a_spread_of_the_space_compiles_for_sm_90) {
-  auto program = std::make_shared<tc::kernel_program>(
-      example::xgemm_definition(TUNEKIT_GEMM_RTC_SOURCE), sm90_uncached());
-  const auto space = example::xgemm_space(example::xgemm_space_kind::extended);
-  std::vector<tunekit::config> sample;
-  for (std::size_t i = 0; i < space.size(); i += space.size() / 12) {
-    sample.push_back(space[i]);
-  }
-  sample.push_back(space[space.size() - 1]);
-  program->prepare(sample);
-  for (const auto &c : sample) {
-    const auto r = program->compile(c);
-    EXPECT_EQ(r.status, tc::compile_status::compiled) << c.to_string() << ": " << r.reason;
-    EXPECT_GT(r.binary_bytes, 0U);
-  }
-  const auto s = program->summary();
-  std::printf("compiled %zu Xgemm configs, %.0f ms each on average\n", s.compiled,
-              s.compile_ms / static_cast<double>(s.compiled));
+TEST(rtc_gemm, a_spread_of_the_space_compiles_for_sm_90) { expect_a_spread_compiles("sm_90", 12); }
+
+// Before sm_80 (no cp.async) the double-buffered tiles go through registers.
+TEST(rtc_gemm, a_spread_of_the_space_compiles_for_sm_75_without_async_copies) {
+  expect_a_spread_compiles("sm_75", 4);
 }
 
 TEST(rtc_gemm, a_config_that_breaks_a_constraint_fails_naming_it) {
