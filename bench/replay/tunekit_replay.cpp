@@ -3,8 +3,10 @@
 // several budgets. An evaluation is a distinct config measured for the first time, repeats are
 // free, and the space is the set of configs in the file: Kernel Tuner's counting.
 //
-//   tunekit_replay [--strategy hybrid,tpe,...] [--seeds 20] [--budgets 25,100,400] [--batch 1]
-//                  [--transfer [K]] [--json out.json] FILE...
+//   tunekit_replay [--strategy hybrid,tpe,...] [--seeds 20] [--first-seed 0]
+//                  [--budgets 25,100,400] [--batch 1] [--transfer [K]] [--json out.json] FILE...
+//
+// Seeds first-seed .. first-seed + seeds - 1 are run for every strategy and file.
 //
 // With --transfer, each file starts from the K fastest configs (default 5) of every other file of
 // the same kernel (leave one GPU out); files of a kernel are those with the same kernel_name.
@@ -32,6 +34,7 @@ namespace {
 struct options {
   std::vector<std::string> strategies = tunekit::strategy_names();
   std::size_t seeds = 20;
+  std::size_t first_seed = 0;
   std::vector<std::size_t> budgets = {25, 100, 400};
   std::size_t batch = 1;
   std::size_t transfer = 0; // top-k per other file; 0: no transfer
@@ -77,6 +80,9 @@ options parse(int argc, char **argv) {
       o.strategies = split(next());
     } else if (a == "--seeds") {
       o.seeds = to_count(next(), "--seeds");
+    } else if (a == "--first-seed") {
+      const std::string v = next();
+      o.first_seed = v == "0" ? 0 : to_count(v, "--first-seed");
     } else if (a == "--budgets") {
       o.budgets.clear();
       for (const auto &b : split(next())) {
@@ -92,7 +98,8 @@ options parse(int argc, char **argv) {
     } else if (a == "--json") {
       o.json_path = next();
     } else if (a == "-h" || a == "--help") {
-      std::cout << "usage: tunekit_replay [--strategy a,b] [--seeds N] [--budgets 25,100,400] "
+      std::cout << "usage: tunekit_replay [--strategy a,b] [--seeds N] [--first-seed S] "
+                   "[--budgets 25,100,400] "
                    "[--batch B] [--transfer [K]] [--json FILE] FILE...\n";
       std::exit(0);
     } else if (!a.empty() && a[0] == '-') {
@@ -130,6 +137,7 @@ int main(int argc, char **argv) try {
   const std::size_t max_budget = o.budgets.back();
   nlohmann::json out = nlohmann::json::object();
   out["seeds"] = o.seeds;
+  out["first_seed"] = o.first_seed;
   out["budgets"] = o.budgets;
   out["batch"] = o.batch;
   out["transfer_top_k"] = o.transfer;
@@ -165,7 +173,7 @@ int main(int argc, char **argv) try {
       for (std::size_t seed = 0; seed < o.seeds; ++seed) {
         auto strat = tunekit::make_strategy(name);
         tunekit::search_options so;
-        so.seed = seed;
+        so.seed = o.first_seed + seed;
         so.batch_size = o.batch;
         so.start_points = starts;
         auto r = tunekit::run_search(t.space, *strat, {.max_evaluations = max_budget},
