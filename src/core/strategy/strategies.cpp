@@ -257,7 +257,7 @@ void tpe_strategy::fit() {
     for (std::size_t k = 0; k < n; ++k) {
       (k < n_good ? m_good_points : m_bad_points).push_back(s.digits(obs[k].index));
     }
-    m_fitted_at = n;
+    m_fitted_at = told_results().size();
     return;
   }
   m_good.assign(dims, {});
@@ -283,7 +283,7 @@ void tpe_strategy::fit() {
     }
     m_good[p] = std::move(good);
   }
-  m_fitted_at = n;
+  m_fitted_at = told_results().size();
 }
 
 double tpe_strategy::score(std::size_t index) const {
@@ -336,6 +336,42 @@ std::size_t tpe_strategy::draw_good() {
   return space().from_digits(d);
 }
 
+std::optional<std::size_t> tpe_strategy::draw_spread(std::span<const std::size_t> batch) {
+  const search_space &s = space();
+  std::vector<std::vector<std::uint32_t>> placed;
+  for (const auto &o : epoch_results()) {
+    placed.push_back(s.digits(o.index));
+  }
+  for (std::size_t c : batch) {
+    placed.push_back(s.digits(c));
+  }
+  std::optional<std::size_t> pick;
+  std::size_t pick_far = 0;
+  for (std::size_t k = 0; k < m_settings.spread; ++k) {
+    const auto c = s.sample_one(rng());
+    if (!c || seen(*c)) {
+      continue;
+    }
+    const auto d = s.digits(*c);
+    std::size_t far = d.size(); // parameters that differ from the nearest placed config
+    for (const auto &q : placed) {
+      std::size_t differ = 0;
+      for (std::size_t p = 0; p < d.size(); ++p) {
+        differ += d[p] != q[p] ? 1 : 0;
+      }
+      far = std::min(far, differ);
+    }
+    if (!pick || far > pick_far) {
+      pick = c;
+      pick_far = far;
+    }
+  }
+  if (pick) {
+    mark_pending(*pick);
+  }
+  return pick;
+}
+
 std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
   std::vector<std::size_t> out;
   const search_space &s = space();
@@ -349,6 +385,12 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
             ? told_results().size() >= m_settings.initial + start_points().size()
             : told_results().size() > m_epoch_start &&
                   told_results().size() + pending_count() >= m_epoch_start + m_settings.initial;
+    if (!warm && m_settings.spread > 0) {
+      if (auto c = draw_spread(out)) {
+        out.push_back(*c);
+        continue;
+      }
+    }
     if (!warm || (m_settings.explore > 0 && rng().chance(m_settings.explore))) {
       auto fresh = draw_unseen(1);
       if (fresh.empty()) {
@@ -448,6 +490,7 @@ std::unique_ptr<strategy> make_strategy(std::string_view name) {
     s.explore = 0.1;
     s.stall = 10;
     s.restart = 30;
+    s.spread = 32;
     return std::make_unique<detail::tpe_strategy>("hybrid", s);
   }
   std::string known;

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 
 namespace tunekit::detail {
 
@@ -71,6 +72,10 @@ struct tpe_settings {
   // neighbourhood is spent.
   std::size_t stall = 0;
   std::size_t restart = 0; // told configs without a new best (0: never) before the model restarts
+  // Space-filling start (0: plain uniform draws): each random config before the model (at the
+  // start and after a restart) is, of this many uniform valid samples, the one that differs in the
+  // most parameters from the nearest config of the epoch so far.
+  std::size_t spread = 0;
 };
 
 /// Tree-structured Parzen estimator over the discrete space. The told configs are split into a
@@ -87,9 +92,10 @@ struct tpe_settings {
 /// refines and restarts: after `stall` told configs without a new best, it proposes the unseen
 /// Hamming neighbours of the best config first (a trust region of radius one, best density ratio
 /// first); after `restart` told configs without a new best and with that neighbourhood spent, the
-/// model forgets what it was told
-/// (it stays seen, never proposed again) and starts over from random configs, so that a search
-/// converged to one basin spends the rest of its budget looking for another.
+/// model forgets what it was told (it stays seen, never proposed again) and starts over from
+/// random configs, so that a search converged to one basin spends the rest of its budget looking
+/// for another. Its random configs (at the start and after a restart) fill the space: each is the
+/// farthest, in parameters that differ, of `spread` uniform samples from the epoch's configs.
 class tpe_strategy final : public strategy_base {
 public:
   tpe_strategy(std::string_view name, tpe_settings settings) : m_name(name), m_settings(settings) {}
@@ -103,6 +109,7 @@ private:
   [[nodiscard]] std::optional<std::size_t> refine();
   [[nodiscard]] double score(std::size_t index) const;
   [[nodiscard]] std::size_t draw_good();
+  [[nodiscard]] std::optional<std::size_t> draw_spread(std::span<const std::size_t> batch);
 
   std::string m_name;
   tpe_settings m_settings;

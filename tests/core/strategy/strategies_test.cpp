@@ -161,6 +161,56 @@ TEST(hybrid, searches_the_neighbourhood_of_a_best_that_stopped_improving) {
   }
 }
 
+// The smallest number of parameters in which two of the first `count` configs a strategy
+// proposes differ, on an unconstrained product of 8 parameters of 4 values (65,536 configs).
+std::size_t closest_pair_of_first(const std::string &name, std::uint64_t seed, std::size_t count) {
+  std::vector<tunekit::value> four = {0, 1, 2, 3};
+  std::vector<tunekit::parameter> params;
+  for (const char *n : {"A", "B", "C", "D", "E", "F", "G", "H"}) {
+    params.push_back({n, four});
+  }
+  auto s = search_space::product(params, {});
+  std::vector<std::size_t> proposed;
+  auto strat = tunekit::make_strategy(name);
+  tunekit::search_options o;
+  o.seed = seed;
+  (void)tunekit::run_search(
+      s, *strat, {.max_evaluations = count},
+      [&](std::span<const std::size_t> b) {
+        proposed.insert(proposed.end(), b.begin(), b.end());
+        return std::vector<double>(b.size(), 1.0);
+      },
+      o);
+  std::size_t closest = s.dimensions();
+  for (std::size_t a = 0; a < proposed.size(); ++a) {
+    for (std::size_t b = 0; b < a; ++b) {
+      std::size_t differ = 0;
+      for (std::size_t p = 0; p < s.dimensions(); ++p) {
+        differ += s.digit(proposed[a], p) != s.digit(proposed[b], p) ? 1 : 0;
+      }
+      closest = std::min(closest, differ);
+    }
+  }
+  return closest;
+}
+
+// The default strategy's random start fills the space: each of its six random configs is the one
+// of 32 uniform samples farthest from those before it, so no two are as close as uniform draws
+// often are (seeds 0-9: the closest pair differs in 5-6 parameters, against 1-4 for uniform draws).
+TEST(hybrid, starts_from_configs_spread_over_the_space) {
+  std::size_t hybrid_total = 0;
+  std::size_t random_total = 0;
+  for (std::uint64_t seed = 0; seed < 10; ++seed) {
+    const std::size_t h = closest_pair_of_first("hybrid", seed, 6);
+    const std::size_t r = closest_pair_of_first("random", seed, 6);
+    // Uniform draws have a pair within four parameters for every one of these seeds.
+    EXPECT_GE(h, 5U) << "seed " << seed;
+    hybrid_total += h;
+    random_total += r;
+  }
+  EXPECT_GE(hybrid_total, random_total + 10) << hybrid_total << " vs " << random_total;
+}
+
 // Batches wider than one after a restart of the model (a plateau stalls it for good): every
 // strategy keeps proposing distinct valid configs until the budget is spent, whatever the batch.
 TEST_P(each_strategy, keeps_proposing_in_wide_batches_on_a_plateau) {
