@@ -2,9 +2,11 @@
 
 #include <tunekit/cuda/error.hpp>
 #include <tunekit/error.hpp>
+#include <tunekit/isolation.hpp>
 
 #include "../core/sha256.hpp"
 #include "rtc_driver.hpp"
+#include "rtc_nvrtc.hpp"
 
 #include <nlohmann/json.hpp>
 #include <nvrtc.h>
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
@@ -22,126 +25,18 @@
 #include <sstream>
 #include <thread>
 
+#include <stdlib.h>
+
 namespace tunekit::cuda {
 
 namespace {
 
+using rtc_detail::check_nvrtc;
+using rtc_detail::first_lines;
 using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
-
-void check_nvrtc(nvrtcResult r, std::string_view context) {
-  if (r != NVRTC_SUCCESS) {
-    throw error(std::string(context) + ": " + nvrtcGetErrorString(r));
-  }
-}
-
-// The first `max_lines` non-blank lines of an NVRTC log.
-std::string first_lines(std::string_view log, std::size_t max_lines) {
-  std::string out;
-  std::size_t lines = 0;
-  std::size_t pos = 0;
-  while (pos < log.size() && lines < max_lines) {
-    auto eol = log.find('\n', pos);
-    if (eol == std::string_view::npos) {
-      eol = log.size();
-    }
-    const auto line = log.substr(pos, eol - pos);
-    if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
-      if (!out.empty()) {
-        out += '\n';
-      }
-      out.append(line);
-      ++lines;
-    }
-    pos = eol + 1;
-  }
-  return out;
-}
-
-// One NVRTC program, destroyed with the object.
-class nvrtc_program {
-public:
-  explicit nvrtc_program(const kernel_definition &d) {
-    std::vector<const char *> names;
-    std::vector<const char *> texts;
-    for (const auto &h : d.headers) {
-      names.push_back(h.name.c_str());
-      texts.push_back(h.text.c_str());
-    }
-    check_nvrtc(nvrtcCreateProgram(&m_prog, d.source.text.c_str(), d.source.name.c_str(),
-                                   static_cast<int>(d.headers.size()), texts.data(), names.data()),
-                "nvrtcCreateProgram(" + d.source.name + ")");
-  }
-  nvrtc_program(const nvrtc_program &) = delete;
-  nvrtc_program &operator=(const nvrtc_program &) = delete;
-  ~nvrtc_program() { static_cast<void>(nvrtcDestroyProgram(&m_prog)); }
-  [[nodiscard]] nvrtcProgram get() const noexcept { return m_prog; }
-
-  [[nodiscard]] std::string log() const {
-    std::size_t size = 0;
-    if (nvrtcGetProgramLogSize(m_prog, &size) != NVRTC_SUCCESS || size == 0) {
-      return {};
-    }
-    std::string text(size, '\0');
-    if (nvrtcGetProgramLog(m_prog, text.data()) != NVRTC_SUCCESS) {
-      return {};
-    }
-    while (!text.empty() && (text.back() == '\0' || text.back() == '\n')) {
-      text.pop_back();
-    }
-    return text;
-  }
-
-private:
-  nvrtcProgram m_prog = nullptr;
-};
-
-struct nvrtc_output {
-  std::string binary;
-  std::string lowered_name;
-};
-
-nvrtc_output run_nvrtc(const kernel_definition &d, const std::vector<std::string> &options,
-                       const std::string &name_expression, bool cubin,
-                       const std::string &description, const std::string &target) {
-  nvrtc_program prog(d);
-  check_nvrtc(nvrtcAddNameExpression(prog.get(), name_expression.c_str()),
-              "nvrtcAddNameExpression(" + name_expression + ")");
-  std::vector<const char *> opts;
-  opts.reserve(options.size());
-  for (const auto &o : options) {
-    opts.push_back(o.c_str());
-  }
-  const nvrtcResult r = nvrtcCompileProgram(prog.get(), static_cast<int>(opts.size()), opts.data());
-  if (r != NVRTC_SUCCESS) {
-    const std::string log = prog.log();
-    std::string msg = first_lines(log, 8);
-    if (!msg.empty()) {
-      msg += '\n';
-    }
-    msg += "(" + std::string(nvrtcGetErrorString(r)) + " compiling " + description + " for " +
-           target + ")";
-    throw error(msg);
-  }
-  nvrtc_output out;
-  const char *lowered = nullptr;
-  check_nvrtc(nvrtcGetLoweredName(prog.get(), name_expression.c_str(), &lowered),
-              "nvrtcGetLoweredName(" + name_expression + ")");
-  out.lowered_name = lowered;
-  std::size_t size = 0;
-  if (cubin) {
-    check_nvrtc(nvrtcGetCUBINSize(prog.get(), &size), "nvrtcGetCUBINSize");
-    out.binary.resize(size);
-    check_nvrtc(nvrtcGetCUBIN(prog.get(), out.binary.data()), "nvrtcGetCUBIN");
-  } else {
-    check_nvrtc(nvrtcGetPTXSize(prog.get(), &size), "nvrtcGetPTXSize");
-    out.binary.resize(size);
-    check_nvrtc(nvrtcGetPTX(prog.get(), out.binary.data()), "nvrtcGetPTX");
-  }
-  return out;
 }
 
 std::string read_text(const std::filesystem::path &path) {
@@ -350,6 +245,20 @@ std::string compile_target(std::string_view arch) {
   return "compute_" + std::to_string(*below);
 }
 
+namespace {
+
+// A private directory for compile workers' binaries.
+std::filesystem::path make_scratch_dir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "tunekit-compile-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw error("compile worker: cannot make a directory " + pattern + ": " + std::strerror(errno));
+  }
+  return pattern;
+}
+
+} // namespace
+
 // ---------------------------------------------------------------------------------------------
 
 struct kernel_program::impl {
@@ -406,6 +315,11 @@ struct kernel_program::impl {
   ~impl() {
     // Stop compiling first: jobs refer to this object.
     pool.reset();
+    idle_workers.clear();
+    if (!scratch.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(scratch, ec);
+    }
     for (auto &[key, b] : by_key) {
       if (b->module != nullptr) {
         static_cast<void>(rtc_detail::driver().module_unload(b->module));
@@ -504,6 +418,45 @@ struct kernel_program::impl {
     return o;
   }
 
+  // NVRTC on `b`, in this process or in a compile worker (one per compile thread at a time).
+  rtc_detail::nvrtc_output compile(const build &b) {
+    const bool cubin = target.starts_with("sm_");
+    if (options.worker.empty()) {
+      return rtc_detail::run_nvrtc(definition, nvrtc_options(b), b.name_expression, cubin,
+                                   b.description, target);
+    }
+    std::unique_ptr<worker_process> w;
+    std::filesystem::path dir;
+    {
+      const std::lock_guard lock(workers_mutex);
+      if (!idle_workers.empty()) {
+        w = std::move(idle_workers.back());
+        idle_workers.pop_back();
+      }
+      if (scratch.empty()) {
+        scratch = make_scratch_dir();
+      }
+      dir = scratch;
+    }
+    if (!w) {
+      w = std::make_unique<worker_process>(options.worker);
+    }
+    struct give_back {
+      impl &self;
+      std::unique_ptr<worker_process> &worker;
+      give_back(impl &s, std::unique_ptr<worker_process> &w) : self(s), worker(w) {}
+      give_back(const give_back &) = delete;
+      give_back &operator=(const give_back &) = delete;
+      ~give_back() {
+        const std::lock_guard lock(self.workers_mutex);
+        self.idle_workers.push_back(std::move(worker));
+      }
+    } back(*this, w);
+    return rtc_detail::compile_in_worker(*w, definition, nvrtc_options(b), b.name_expression, cubin,
+                                         b.description, target, dir / (b.key + ".bin"),
+                                         options.worker_deadline);
+  }
+
   // Compiles `b` (or reads it from the cache) on this thread; records the outcome. Never throws.
   void work(build &b) {
     const auto t0 = clock_type::now();
@@ -520,9 +473,7 @@ struct kernel_program::impl {
         }
       }
       if (status != compile_status::cache_hit) {
-        const bool cubin = target.starts_with("sm_");
-        auto out = run_nvrtc(definition, nvrtc_options(b), b.name_expression, cubin, b.description,
-                             target);
+        auto out = compile(b);
         binary = std::move(out.binary);
         lowered = std::move(out.lowered_name);
         status = compile_status::compiled;
@@ -656,6 +607,11 @@ struct kernel_program::impl {
   std::unordered_map<std::string, std::shared_ptr<build>> by_key;
   std::vector<std::pair<config, std::shared_ptr<build>>> order;
   std::mutex load_mutex;
+  // Compile workers (compile_options::worker) not in use, and the directory where they leave
+  // binaries (made at the first worker compile, removed with the program).
+  std::mutex workers_mutex;
+  std::vector<std::unique_ptr<worker_process>> idle_workers;
+  std::filesystem::path scratch;
   // Last: destroyed (joined) first, while everything its jobs use still exists.
   std::optional<compile_pool> pool;
 };

@@ -42,10 +42,12 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -119,6 +121,14 @@ struct compile_options {
   bool use_cache = true;
   /// Compile threads; 0: `std::thread::hardware_concurrency()`. Started at the first `prepare`.
   unsigned threads = 0;
+  /// A compile worker program and its arguments, e.g. `{"/usr/bin/tunekit-cuda-worker",
+  /// "--compile"}`: each compile thread then hands its configs to a worker process of its own,
+  /// started at its first config. NVRTC serialises the compiles of one process (with 16 threads
+  /// each compile took 17 times as long on the H200 machine), so processes are what scales; a
+  /// compiler crash also fails only its config. Empty: NVRTC in this process.
+  std::vector<std::string> worker{};
+  /// The most a worker may take for one config; past it the worker is killed and the config fails.
+  std::chrono::milliseconds worker_deadline{std::chrono::minutes(10)};
   /// Warnings (skipped cache files, NVRTC warnings are not reported); default `default_log_sink()`.
   log_sink log{};
 };
@@ -190,6 +200,23 @@ void launch(loaded_function &f, const dim3 &grid, const dim3 &block, unsigned sh
 
 template <class T>
 inline constexpr bool is_stream_v = std::is_same_v<std::decay_t<T>, cudaStream_t>;
+
+/// What NVRTC made of one config.
+struct nvrtc_output {
+  std::string binary; ///< cubin or PTX
+  std::string lowered_name;
+};
+
+/// Compiles `name_expression` of `d` with NVRTC in this process for `target` (`sm_XY`: a cubin
+/// when `cubin`, else PTX). Throws `tunekit::error` with the first lines of NVRTC's log.
+[[nodiscard]] nvrtc_output run_nvrtc(const kernel_definition &d,
+                                     const std::vector<std::string> &options,
+                                     const std::string &name_expression, bool cubin,
+                                     const std::string &description, const std::string &target);
+
+/// The compile worker's loop (`tunekit-cuda-worker --compile`, see `compile_options::worker`):
+/// one request per line on `in`, one reply per line on `out`, until `in` ends. Returns 0.
+int serve_compiles(std::istream &in, std::ostream &out);
 
 } // namespace rtc_detail
 

@@ -1,4 +1,5 @@
-// tunekit-cuda-worker: the worker of `tunekit::isolated_measurer` for runtime-compiled kernels.
+// tunekit-cuda-worker: the worker of `tunekit::isolated_measurer` for runtime-compiled kernels, and
+// with `--compile` the compile worker of `tunekit::cuda::compile_options::worker` (NVRTC only).
 // Reads one request per line on stdin (worker_request.hpp has the format), compiles the kernel
 // through the compile cache the parent uses (`kernel_cache::from_env`), allocates the buffers once,
 // runs the policy's warmup and timed runs with CUDA events on a stream of its own, and replies
@@ -23,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -183,8 +185,16 @@ void reply(const nlohmann::json &j) { std::cout << j.dump() << std::endl; }
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
   std::ios::sync_with_stdio(false);
+  if (argc == 2 && std::string_view(argv[1]) == "--compile") {
+    // The compile worker of `compile_options::worker`: NVRTC only, no device needed.
+    return rtc_detail::serve_compiles(std::cin, std::cout);
+  }
+  if (argc != 1) {
+    std::cerr << "usage: tunekit-cuda-worker [--compile]" << std::endl;
+    return 2;
+  }
   std::unique_ptr<worker_state> state;
   std::string line;
   while (std::getline(std::cin, line)) {
