@@ -49,6 +49,7 @@ if ! step build cmake --build "$build" -j "$jobs"; then
     tunekit_cuda_rtc_tests tunekit_cuda_rtc_gemm_tests tunekit_cuda_rtc_gemm_emulation_tests \
     tunekit_cuda_rtc_gpu_tests cuda_gemm_rtc tunekit_cuda_bench_rtc_hot_path \
     tunekit_cuda_bench_gemm_rtc tunekit-cuda-worker tunekit_cuda_bench_isolation \
+    tunekit_cuda_bench_nvrtc_scaling \
     tunekit_cuda_isolation_gpu_tests || exit 1
 fi
 
@@ -85,6 +86,8 @@ step contextual "$bin/tunekit_cuda_bench_contextual" --out "$out/contextual.json
 # 17,956 of the space (default 2000; 0: all, whose cold compile wants many cores).
 step rtc_hot_path "$bin/tunekit_cuda_bench_rtc_hot_path" --out "$out/rtc_hot_path.json"
 step rtc_example "$build/examples/cuda/cuda_gemm_rtc" --sizes 1024 --limit 300
+step nvrtc_scaling "$bin/tunekit_cuda_bench_nvrtc_scaling" --configs 256 \
+  --out "$out/nvrtc_scaling.json"
 step gemm_rtc "$bin/tunekit_cuda_bench_gemm_rtc" --limit "${TUNEKIT_RTC_GEMM_LIMIT:-2000}" \
   --out "$out/gemm_rtc.json"
 # Isolated measurement: a faulting and a spinning candidate in tunekit-cuda-worker.

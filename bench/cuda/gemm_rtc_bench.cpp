@@ -6,7 +6,7 @@
 //
 //   ./tunekit_cuda_bench_gemm_rtc [--size 4096] [--space clblast|extended] [--limit N]
 //       [--warmup 1] [--runs 3] [--threads 0] [--speedup-configs 64] [--warm compile|full]
-//       [--cache-dir DIR] [--out gemm_rtc.json] [--only MWG=64,NWG=128,...]
+//       [--cache-dir DIR] [--compile-workers 1] [--out gemm_rtc.json] [--only MWG=64,...]
 //
 //   --limit N            tune every (candidates / N)-th config only; 0 (default): all of them
 //   --only P=V,...       only the candidates with these parameter values (e.g. one config)
@@ -14,6 +14,8 @@
 //                        (what a second process does before it measures); full: tunes again
 //   --cache-dir DIR      compile cache root for the cold and warm runs (default: a fresh
 //                        temporary directory, removed at the end)
+//   --compile-workers 0  the compile threads call NVRTC in this process (default 1: each hands
+//                        its configs to a `tunekit-cuda-worker --compile` process)
 
 #include "cublas_reference.hpp"
 #include "device_array.hpp"
@@ -57,11 +59,16 @@ nlohmann::json summary_json(const tunekit::cuda::compile_summary &s) {
           {"wait_for_compile_s", s.wait_ms / 1e3}};
 }
 
-// Wall time of compiling `configs` (no cache) with `threads` compile threads.
+// The compile worker of `--compile-workers 1`; empty: NVRTC in this process.
+std::vector<std::string> g_worker;
+
+// Wall time of compiling `configs` (no cache) with `threads` compile threads (each with a compile
+// worker when they are on, so one thread and many compile the same way).
 double compile_wall_s(const tunekit::cuda::kernel_definition &def,
                       const std::vector<tunekit::config> &configs, unsigned threads) {
   tunekit::cuda::kernel_program p(
-      def, tunekit::cuda::compile_options{.use_cache = false, .threads = threads});
+      def,
+      tunekit::cuda::compile_options{.use_cache = false, .threads = threads, .worker = g_worker});
   static_cast<void>(p.target()); // the device query is not compile time
   const auto t0 = clock_type::now();
   p.prepare(configs);
@@ -110,6 +117,7 @@ int main(int argc, char **argv) {
   std::string cache_arg;
   std::string out_path;
   std::string only;
+  g_worker = {TUNEKIT_CUDA_WORKER, "--compile"};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string opt = argv[i];
     const char *v = argv[i + 1];
@@ -132,6 +140,10 @@ int main(int argc, char **argv) {
       warm_full = std::strcmp(v, "full") == 0;
     } else if (opt == "--cache-dir") {
       cache_arg = v;
+    } else if (opt == "--compile-workers") {
+      if (std::strcmp(v, "0") == 0) {
+        g_worker.clear();
+      }
     } else if (opt == "--out") {
       out_path = v;
     } else if (opt == "--only") {
@@ -192,6 +204,7 @@ int main(int argc, char **argv) {
     j["candidates"] = candidates.size();
     j["policy"] = {{"warmup", warmup}, {"runs", runs}};
     j["compile_threads"] = cores;
+    j["compile_workers"] = !g_worker.empty();
     std::printf("space %s: %zu configs, %zu candidates at %d^3, %u compile threads\n",
                 j["space"].get<std::string>().c_str(), full.size(), candidates.size(), size, cores);
 
@@ -213,7 +226,8 @@ int main(int argc, char **argv) {
     auto tune = [&](const char *label, bool measure, std::size_t budget = 0) {
       const auto cache = std::make_shared<const tunekit::cuda::kernel_cache>(cache_dir);
       auto program = std::make_shared<tunekit::cuda::kernel_program>(
-          def, tunekit::cuda::compile_options{.cache = cache, .threads = cores});
+          def,
+          tunekit::cuda::compile_options{.cache = cache, .threads = cores, .worker = g_worker});
       static_cast<void>(program->target());
       auto xgemm = example::make_xgemm(program);
       nlohmann::json r;

@@ -2,6 +2,8 @@
 // Shared by the hot-path benchmarks: interleaved batches of calls timed on the host clock, and the
 // paired per-round difference between two variants.
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -14,7 +16,7 @@ using clock_type = std::chrono::steady_clock;
 
 template <class T> void keep(const T &v) { asm volatile("" : : "g"(&v) : "memory"); }
 
-double median(std::vector<double> v) {
+inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
@@ -47,12 +49,37 @@ std::array<std::vector<double>, sizeof...(F)> interleave(D &&drain, int rounds, 
 }
 
 // Median of the per-round differences b - a: drift over the run (clocks, other load) cancels.
-double paired_added(const std::vector<double> &a, const std::vector<double> &b) {
+inline double paired_added(const std::vector<double> &a, const std::vector<double> &b) {
   std::vector<double> d(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     d[i] = b[i] - a[i];
   }
   return median(d);
+}
+
+// Keeps the calling thread on the CPU it runs on now, so that a migration between the variants'
+// batches does not land in one of them. Returns false when the affinity could not be set.
+inline bool pin_to_current_cpu() {
+  const int cpu = sched_getcpu();
+  if (cpu < 0) {
+    return false;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+// `repeats` independent paired measurements of b over a (each the median over `rounds` rounds of
+// `batch` calls): the spread between them is the run-to-run noise; their median is the figure.
+template <class D, class A, class B>
+std::vector<double> repeated_added(D &&drain, int repeats, int rounds, int batch, A &a, B &b) {
+  std::vector<double> out;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t = interleave(drain, rounds, batch, a, b);
+    out.push_back(paired_added(t[0], t[1]));
+  }
+  return out;
 }
 
 } // namespace bench
