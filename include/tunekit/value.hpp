@@ -89,7 +89,22 @@ public:
     return (h * 0x9E3779B97F4A7C15ULL) ^ m_v.index();
   }
 
-  friend bool operator==(const value &a, const value &b) noexcept { return a.m_v == b.m_v; }
+  friend bool operator==(const value &a, const value &b) noexcept {
+    // Inline (hot path: a resolved call compares its key with the remembered winner's).
+    if (a.m_v.index() != b.m_v.index()) {
+      return false;
+    }
+    switch (a.m_v.index()) {
+    case 0:
+      return *std::get_if<0>(&a.m_v) == *std::get_if<0>(&b.m_v);
+    case 1:
+      return *std::get_if<1>(&a.m_v) == *std::get_if<1>(&b.m_v);
+    case 2:
+      return *std::get_if<2>(&a.m_v) == *std::get_if<2>(&b.m_v);
+    default:
+      return *std::get_if<3>(&a.m_v) == *std::get_if<3>(&b.m_v);
+    }
+  }
 
 private:
   variant_type m_v;
