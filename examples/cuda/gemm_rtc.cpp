@@ -4,11 +4,17 @@
 // second run compiles nothing; winners land in the winner cache, so it measures nothing either.
 //
 //   ./cuda_gemm_rtc [--sizes 1024,4096] [--space clblast|extended] [--limit N] [--threads N]
+//                   [--budget N] [--workers 1]
 //
 //   --sizes    square shapes to tune (each M = N = K); default 1024,2048
 //   --space    clblast: the measured CLBlast space (17,956 configs); extended: CLBlast's wider one
 //   --limit    tune every (candidates / N)-th candidate only (0: all)
 //   --threads  compile threads (default: every core)
+//   --budget   evaluations: a space within it is measured whole, a larger one searched by the
+//              default strategy (default 1000)
+//   --workers  1 (default): each compile thread uses a compile worker process
+//              (tunekit-cuda-worker --compile; NVRTC serialises the compiles of one process);
+//              0: NVRTC in this process
 
 #include "device_array.hpp"
 #include "gemm_rtc_cublas.hpp"
@@ -47,6 +53,8 @@ int main(int argc, char **argv) {
   auto kind = example::xgemm_space_kind::clblast;
   std::size_t limit = 0;
   unsigned threads = 0;
+  std::size_t budget = 1000;
+  bool workers = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--sizes") == 0) {
       sizes = parse_sizes(argv[i + 1]);
@@ -57,6 +65,10 @@ int main(int argc, char **argv) {
       limit = static_cast<std::size_t>(std::atol(argv[i + 1]));
     } else if (std::strcmp(argv[i], "--threads") == 0) {
       threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
+    } else if (std::strcmp(argv[i], "--budget") == 0) {
+      budget = static_cast<std::size_t>(std::atol(argv[i + 1]));
+    } else if (std::strcmp(argv[i], "--workers") == 0) {
+      workers = std::strcmp(argv[i + 1], "0") != 0;
     }
   }
   if (!tunekit::cuda::device_available()) {
@@ -70,7 +82,10 @@ int main(int argc, char **argv) {
 
     auto program = std::make_shared<tunekit::cuda::kernel_program>(
         example::xgemm_definition(TUNEKIT_GEMM_RTC_SOURCE),
-        tunekit::cuda::compile_options{.threads = threads});
+        tunekit::cuda::compile_options{
+            .threads = threads,
+            .worker = workers ? std::vector<std::string>{TUNEKIT_CUDA_WORKER, "--compile"}
+                              : std::vector<std::string>{}});
     auto xgemm = example::make_xgemm(program);
     const tunekit::config_space full = example::xgemm_space(kind);
     std::printf("cuda_gemm_rtc: %zu configs in the %s space, compiling for %s\n", full.size(),
@@ -99,8 +114,9 @@ int main(int argc, char **argv) {
       auto options = tunekit::cuda::make_tuner_options({.stream = stream});
       options.version = program->digest();                 // an edit of the kernel retunes
       options.preparer = tunekit::cuda::preparer(program); // compiles ahead of each measurement
-      // Beyond 1000 candidates the default strategy searches; it measures (and so compiles) a
-      // batch of candidates at a time, one per core.
+      // Beyond the budget the default strategy searches; it measures (and so compiles) a batch
+      // of candidates at a time, one per core.
+      options.search.budget.max_evaluations = budget;
       options.search.batch_size = std::max(1U, std::thread::hardware_concurrency());
       // A limited space is another tuner: its winners must not answer for the whole space.
       const std::string name =
