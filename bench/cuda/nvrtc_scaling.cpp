@@ -7,6 +7,7 @@
 // given.
 //
 //   ./tunekit_cuda_bench_nvrtc_scaling [--configs 128] [--jobs 0] [--arch sm_90] [--out f.json]
+//   ./tunekit_cuda_bench_nvrtc_scaling --curve 1,2,4,8,16 [--configs 128]   (compile workers only)
 //
 //   --jobs 0   the machine's hardware threads
 
@@ -102,6 +103,7 @@ int main(int argc, char **argv) {
   unsigned jobs = 0;
   std::string arch = "sm_90";
   std::string out_path;
+  std::vector<unsigned> curve; // --curve 1,2,4,...: compile workers only, at each count
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string opt = argv[i];
     const char *v = argv[i + 1];
@@ -111,6 +113,12 @@ int main(int argc, char **argv) {
       jobs = static_cast<unsigned>(std::atoi(v));
     } else if (opt == "--arch") {
       arch = v;
+    } else if (opt == "--curve") {
+      for (const char *p = v; *p != '\0';) {
+        char *end = nullptr;
+        curve.push_back(static_cast<unsigned>(std::strtoul(p, &end, 10)));
+        p = *end == ',' ? end + 1 : end;
+      }
     } else if (opt == "--out") {
       out_path = v;
     }
@@ -124,6 +132,29 @@ int main(int argc, char **argv) {
         example::spread(example::xgemm_candidates(example::xgemm_space(), 4096, 4096, 4096), count);
     std::printf("%zu Xgemm configs for %s, %u jobs, NVRTC %s\n", configs.size(), arch.c_str(), jobs,
                 tunekit::cuda::nvrtc_version().c_str());
+    if (!curve.empty()) {
+      // Compile workers at each count, against one worker: where the machine stops scaling.
+      nlohmann::json points = nlohmann::json::array();
+      static_cast<void>(compile_all(def, arch, {configs.front()}, 1, true)); // warm the files
+      double base = 0;
+      std::printf("| compile workers | wall s | speed-up over one | x workers |\n"
+                  "| --- | --- | --- | --- |\n");
+      for (const unsigned j : curve) {
+        const auto t0 = clock_type::now();
+        static_cast<void>(compile_all(def, arch, configs, j, true));
+        const double wall = seconds_since(t0);
+        if (base == 0) {
+          base = wall * j; // the first count is the reference (1 in `--curve 1,...`)
+        }
+        std::printf("| %u | %.2f | %.2f | %.2f |\n", j, wall, base / wall, base / wall / j);
+        points.push_back({{"workers", j}, {"wall_s", wall}, {"speedup", base / wall}});
+      }
+      if (!out_path.empty()) {
+        std::ofstream(out_path)
+            << nlohmann::json{{"configs", configs.size()}, {"curve", points}}.dump(2) << "\n";
+      }
+      return 0;
+    }
     // Every mode reads the same files first (NVRTC's libraries, the kernel source).
     static_cast<void>(processes_wall_s(def, arch, {configs.front()}, 1));
     const double procs = processes_wall_s(def, arch, configs, jobs);
