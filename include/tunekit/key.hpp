@@ -24,11 +24,21 @@ public:
   requires(sizeof...(T) > 0 && (std::is_constructible_v<value, T &&> && ...) &&
            !(sizeof...(T) == 1 && (std::is_same_v<std::remove_cvref_t<T>, key> && ...)))
       key(T &&...values) { // NOLINT(google-explicit-constructor)
-    (emplace_back(std::forward<T>(values)), ...);
+    try {
+      (emplace_back(std::forward<T>(values)), ...);
+    } catch (...) { // a value that throws (NaN, an unsigned above int64): no leak of the others
+      destroy_inline();
+      throw;
+    }
   }
   explicit key(const std::vector<value> &values) {
-    for (const auto &v : values) {
-      push_back(v);
+    try {
+      for (const auto &v : values) {
+        push_back(v);
+      }
+    } catch (...) {
+      destroy_inline();
+      throw;
     }
   }
   key(const key &other) : m_overflow(other.m_overflow) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -87,4 +88,32 @@ TEST(key, works_as_an_unordered_map_key) {
   EXPECT_EQ(m.at(key{1, 2, 3, 4, 5}), 3);
   EXPECT_EQ(m.at(key{1, 2, 3, 4, 6}), 4);
   EXPECT_FALSE(m.contains(key{1, 2, 3, 4}));
+}
+
+TEST(key, copies_and_moves_keep_strings_and_overflow) {
+  const std::string long_text(100, 'x'); // beyond the small-string buffer: on the heap
+  key k{long_text, 2, "three", 4, long_text, 6};
+  key copy = k;
+  EXPECT_EQ(copy, k);
+  key moved = std::move(copy);
+  EXPECT_EQ(moved, k);
+  EXPECT_TRUE(copy.empty()); // NOLINT(bugprone-use-after-move): a moved-from key is empty
+  key assigned{1};
+  assigned = moved;
+  EXPECT_EQ(assigned, k);
+  assigned = key{"short"};
+  EXPECT_EQ(assigned, key{"short"});
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned, k);
+  const key &itself = assigned;
+  assigned = itself;
+  EXPECT_EQ(assigned, k);
+}
+
+TEST(key, a_value_that_throws_leaves_nothing_behind) {
+  // The string built before the NaN is released (the sanitizer build checks for leaks).
+  const std::string long_text(100, 'x');
+  EXPECT_THROW((key{long_text, std::numeric_limits<double>::quiet_NaN()}), tunekit::error);
+  EXPECT_THROW((key{long_text, 1, 2, 3, long_text, std::numeric_limits<double>::infinity()}),
+               tunekit::error);
 }
