@@ -121,12 +121,6 @@ int main(int argc, char **argv) {
   constexpr int batch = 100;
   constexpr int repeats = 7;
   const bool pinned = bench::pin_to_current_cpu();
-  auto us = [](std::vector<double> ns) {
-    for (auto &v : ns) {
-      v /= 1e3;
-    }
-    return ns;
-  };
   static_cast<void>(interleave(drain, 20, batch, direct, with_config, via_tunekit)); // warm-up
   const auto launch = interleave(drain, rounds, batch, direct, with_config, via_tunekit);
   // Once more, to show the spread between two identical measurements.
@@ -136,9 +130,9 @@ int main(int argc, char **argv) {
   const auto decoded = interleave(drain, rounds, batch, direct, via_tunekit_decoded);
   // The goal's figure: seven paired measurements, their median and their spread, after three
   // discarded ones (the pair's figure falls over the first seconds of a run).
-  static_cast<void>(bench::repeated_added(drain, 3, rounds, batch, direct, via_tunekit_decoded));
+  static_cast<void>(bench::repeated_added_us(drain, 3, rounds, batch, direct, via_tunekit_decoded));
   const auto decoded_each =
-      bench::repeated_added(drain, repeats, rounds, batch, direct, via_tunekit_decoded);
+      bench::repeated_added_us(drain, repeats, rounds, batch, direct, via_tunekit_decoded);
 
   auto tuned_dispatch = tunekit::autotune(
       "bench.cuda_hot_path_dispatch", example::scale_space(), example::scale_key,
@@ -167,12 +161,10 @@ int main(int argc, char **argv) {
       {"launch_stored_config_over_config_us", paired_added(parts[0], parts[1]) / 1e3},
       {"launch_lookup_over_config_us", paired_added(parts[0], parts[2]) / 1e3},
       {"launch_tuned_decoded_us", median(decoded[1]) / 1e3},
-      {"launch_decoded_added_us", median(decoded_each) / 1e3},
-      {"launch_decoded_added_us_min",
-       *std::min_element(decoded_each.begin(), decoded_each.end()) / 1e3},
-      {"launch_decoded_added_us_max",
-       *std::max_element(decoded_each.begin(), decoded_each.end()) / 1e3},
-      {"launch_decoded_added_us_each", us(decoded_each)},
+      {"launch_decoded_added_us", median(decoded_each)},
+      {"launch_decoded_added_us_min", *std::min_element(decoded_each.begin(), decoded_each.end())},
+      {"launch_decoded_added_us_max", *std::max_element(decoded_each.begin(), decoded_each.end())},
+      {"launch_decoded_added_us_each", decoded_each},
       {"pinned_to_cpu", pinned},
       {"dispatch_direct_ns", median(dispatch[0])},
       {"dispatch_tuned_ns", median(dispatch[1])},

@@ -70,14 +70,15 @@ inline bool pin_to_current_cpu() {
   return sched_setaffinity(0, sizeof(set), &set) == 0;
 }
 
-// `repeats` independent paired measurements of b over a (each the median over `rounds` rounds of
-// `batch` calls): the spread between them is the run-to-run noise; their median is the figure.
+// `repeats` independent paired measurements of b over a, in microseconds per call (each the
+// median over `rounds` rounds of `batch` calls): the spread between them is the run-to-run noise;
+// their median is the figure.
 template <class D, class A, class B>
-std::vector<double> repeated_added(D &&drain, int repeats, int rounds, int batch, A &a, B &b) {
+std::vector<double> repeated_added_us(D &&drain, int repeats, int rounds, int batch, A &a, B &b) {
   std::vector<double> out;
   for (int i = 0; i < repeats; ++i) {
     const auto t = interleave(drain, rounds, batch, a, b);
-    out.push_back(paired_added(t[0], t[1]));
+    out.push_back(paired_added(t[0], t[1]) / 1e3);
   }
   return out;
 }

@@ -118,11 +118,8 @@ int main(int argc, char **argv) {
     const auto t = bench::interleave(drain, rounds, batch, direct, by_hand, via_tunekit);
     const auto t2 = bench::interleave(drain, rounds, batch, direct, by_hand, via_tunekit);
     // The tuned launch seven more times, after three discarded: the median and the spread.
-    static_cast<void>(bench::repeated_added(drain, 3, rounds, batch, direct, via_tunekit));
-    auto each = bench::repeated_added(drain, 7, rounds, batch, direct, via_tunekit);
-    for (auto &v : each) {
-      v /= 1e3;
-    }
+    static_cast<void>(bench::repeated_added_us(drain, 3, rounds, batch, direct, via_tunekit));
+    const auto each = bench::repeated_added_us(drain, 7, rounds, batch, direct, via_tunekit);
 
     const nlohmann::json j = {
         {"n", n},
