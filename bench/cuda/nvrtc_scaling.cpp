@@ -38,8 +38,8 @@ double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-// Compiles `configs` with `threads` compile threads of one kernel_program; returns its totals
-// (compile_ms: the sum of each config's own compile time).
+// Compiles `configs` with `threads` compile threads of one kernel_program, this thread only
+// waiting; returns its totals (compile_ms: the sum of each config's own compile time).
 // With `workers`, each compile thread hands its configs to a compile worker process.
 tunekit::cuda::compile_summary compile_all(const tunekit::cuda::kernel_definition &def,
                                            const std::string &arch,
@@ -51,6 +51,11 @@ tunekit::cuda::compile_summary compile_all(const tunekit::cuda::kernel_definitio
   }
   tunekit::cuda::kernel_program p(def, o);
   p.prepare(configs);
+  // Only the pool compiles: a config asked for before its turn would be compiled by this thread
+  // too (as a launch does), one compile more at a time than `threads`.
+  while (p.summary().pending > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   for (const auto &c : configs) {
     try {
       static_cast<void>(p.compile(c));
