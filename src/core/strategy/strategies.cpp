@@ -204,6 +204,8 @@ void tpe_strategy::on_start() {
   m_since_best = 0;
   m_epoch_start = 0;
   m_epoch_best.reset();
+  m_best.reset();
+  m_polish_used = 0;
 }
 
 std::vector<observation> tpe_strategy::epoch_results() const {
@@ -219,6 +221,10 @@ void tpe_strategy::on_tell(std::size_t index, double time_ms) {
     m_since_best = 0;
   } else {
     ++m_since_best;
+  }
+  if (std::isfinite(time_ms) && (!m_best || better(o, *m_best))) {
+    m_best = o;
+    m_polish_used = 0;
   }
 }
 
@@ -241,25 +247,122 @@ std::optional<std::size_t> tpe_strategy::refine() {
   return pick;
 }
 
+// The good group: the best `gamma` share of `obs` (at least one, at most `max_good`).
+static std::size_t good_count(const tpe_settings &settings, std::size_t n) {
+  const auto wanted = static_cast<std::size_t>(std::ceil(settings.gamma * static_cast<double>(n)));
+  return std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(1, settings.max_good));
+}
+
+void tpe_strategy::split(std::vector<observation> obs, points &good, points &bad) const {
+  std::sort(obs.begin(), obs.end(), better);
+  const std::size_t n_good = good_count(m_settings, obs.size());
+  good.clear();
+  bad.clear();
+  for (std::size_t k = 0; k < obs.size(); ++k) {
+    (k < n_good ? good : bad).push_back(space().digits(obs[k].index));
+  }
+}
+
+std::vector<std::size_t> tpe_strategy::radius_two(std::size_t centre) {
+  const search_space &s = space();
+  const auto d = s.digits(centre);
+  std::vector<std::size_t> out;
+  auto consider = [&](std::size_t p, std::size_t dp, std::size_t q, std::size_t dq) {
+    const std::size_t c = s.with_digit(s.with_digit(centre, p, dp), q, dq);
+    if (!seen(c) && s.is_valid(c)) {
+      out.push_back(c);
+    }
+  };
+  std::size_t pairs = 0; // radius-two points of the product
+  for (std::size_t p = 0; p < d.size(); ++p) {
+    for (std::size_t q = p + 1; q < d.size(); ++q) {
+      pairs += (s.domain_size(p) - 1) * (s.domain_size(q) - 1);
+    }
+  }
+  constexpr std::size_t enumerate_limit = 4096;
+  if (pairs <= enumerate_limit) {
+    for (std::size_t p = 0; p < d.size(); ++p) {
+      for (std::size_t q = p + 1; q < d.size(); ++q) {
+        for (std::size_t dp = 0; dp < s.domain_size(p); ++dp) {
+          for (std::size_t dq = 0; dq < s.domain_size(q); ++dq) {
+            if (dp != d[p] && dq != d[q]) {
+              consider(p, dp, q, dq);
+            }
+          }
+        }
+      }
+    }
+  } else {
+    // A wide space: random radius-two points (repeats dropped), as many as the limit.
+    for (std::size_t k = 0; k < enumerate_limit / 4; ++k) {
+      const std::size_t p = rng().below(d.size());
+      const std::size_t q = rng().below(d.size());
+      if (p == q || s.domain_size(p) < 2 || s.domain_size(q) < 2) {
+        continue;
+      }
+      const std::size_t dp = (d[p] + 1 + rng().below(s.domain_size(p) - 1)) % s.domain_size(p);
+      const std::size_t dq = (d[q] + 1 + rng().below(s.domain_size(q) - 1)) % s.domain_size(q);
+      consider(p, dp, q, dq);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+  return out;
+}
+
+std::optional<std::size_t> tpe_strategy::polish() {
+  if (m_settings.polish == 0 || told_results().size() < m_settings.polish_after || !m_best ||
+      m_polish_used >= m_settings.polish) {
+    return std::nullopt;
+  }
+  const search_space &s = space();
+  std::optional<std::size_t> pick;
+  for (std::size_t c : s.neighbours(m_best->index, neighbourhood::hamming)) {
+    if (!seen(c)) {
+      pick = c;
+      break;
+    }
+  }
+  if (!pick) {
+    std::vector<std::size_t> around = radius_two(m_best->index);
+    // Ranked by a model of everything told (the epoch's model may describe another basin); a
+    // random share of them when there are many.
+    for (std::size_t k = 0; k < around.size() && k < m_settings.polish_scored; ++k) {
+      std::swap(around[k], around[k + rng().below(around.size() - k)]);
+    }
+    around.resize(std::min(around.size(), m_settings.polish_scored));
+    points good;
+    points bad;
+    if (!around.empty()) {
+      split(told_results(), good, bad);
+    }
+    double pick_score = 0;
+    for (std::size_t c : around) {
+      const double sc = density_ratio(s.digits(c), good, bad);
+      if (!pick || sc > pick_score || (sc == pick_score && c < *pick)) {
+        pick = c;
+        pick_score = sc;
+      }
+    }
+  }
+  if (pick) {
+    ++m_polish_used;
+  }
+  return pick;
+}
+
 void tpe_strategy::fit() {
   const search_space &s = space();
-  std::vector<observation> obs = epoch_results();
-  std::sort(obs.begin(), obs.end(), better);
-  const std::size_t n = obs.size();
-  const auto wanted =
-      static_cast<std::size_t>(std::ceil(m_settings.gamma * static_cast<double>(n)));
-  const std::size_t n_good =
-      std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(1, m_settings.max_good));
-  const std::size_t dims = s.dimensions();
   if (m_settings.multivariate) {
-    m_good_points.clear();
-    m_bad_points.clear();
-    for (std::size_t k = 0; k < n; ++k) {
-      (k < n_good ? m_good_points : m_bad_points).push_back(s.digits(obs[k].index));
-    }
+    split(epoch_results(), m_good_points, m_bad_points);
     m_fitted_at = told_results().size();
     return;
   }
+  std::vector<observation> obs = epoch_results();
+  std::sort(obs.begin(), obs.end(), better);
+  const std::size_t n = obs.size();
+  const std::size_t n_good = good_count(m_settings, n);
+  const std::size_t dims = s.dimensions();
   m_good.assign(dims, {});
   m_log_ratio.assign(dims, {});
   for (std::size_t p = 0; p < dims; ++p) {
@@ -286,32 +389,34 @@ void tpe_strategy::fit() {
   m_fitted_at = told_results().size();
 }
 
+double tpe_strategy::density_ratio(const std::vector<std::uint32_t> &d, const points &good,
+                                   const points &bad) const {
+  auto density = [&](const points &centres) {
+    double sum = 0;
+    for (const auto &c : centres) {
+      double prod = 1;
+      for (std::size_t p = 0; p < d.size(); ++p) {
+        prod *= m_kernel[p][c[p]][d[p]];
+      }
+      sum += prod;
+    }
+    return sum / static_cast<double>(std::max<std::size_t>(1, centres.size()));
+  };
+  double uniform = 1;
+  for (std::size_t p = 0; p < d.size(); ++p) {
+    uniform /= static_cast<double>(space().domain_size(p));
+  }
+  // The uniform prior as one more member of each mixture keeps both densities positive.
+  const double g = (density(good) * static_cast<double>(good.size()) + uniform) /
+                   static_cast<double>(good.size() + 1);
+  const double b = (density(bad) * static_cast<double>(bad.size()) + uniform) /
+                   static_cast<double>(bad.size() + 1);
+  return std::log(g) - std::log(b);
+}
+
 double tpe_strategy::score(std::size_t index) const {
   if (m_settings.multivariate) {
-    const auto d = space().digits(index);
-    auto density = [&](const std::vector<std::vector<std::uint32_t>> &points) {
-      double sum = 0;
-      for (const auto &c : points) {
-        double prod = 1;
-        for (std::size_t p = 0; p < d.size(); ++p) {
-          prod *= m_kernel[p][c[p]][d[p]];
-        }
-        sum += prod;
-      }
-      return sum / static_cast<double>(std::max<std::size_t>(1, points.size()));
-    };
-    double uniform = 1;
-    for (std::size_t p = 0; p < d.size(); ++p) {
-      uniform /= static_cast<double>(space().domain_size(p));
-    }
-    // The uniform prior as one more member of each mixture keeps both densities positive.
-    const double good =
-        (density(m_good_points) * static_cast<double>(m_good_points.size()) + uniform) /
-        static_cast<double>(m_good_points.size() + 1);
-    const double bad =
-        (density(m_bad_points) * static_cast<double>(m_bad_points.size()) + uniform) /
-        static_cast<double>(m_bad_points.size() + 1);
-    return std::log(good) - std::log(bad);
+    return density_ratio(space().digits(index), m_good_points, m_bad_points);
   }
   double total = 0;
   for (std::size_t p = 0; p < m_log_ratio.size(); ++p) {
@@ -402,6 +507,11 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
     if (m_fitted_at != told_results().size()) {
       fit();
     }
+    if (auto r = polish()) {
+      mark_pending(*r);
+      out.push_back(*r);
+      continue;
+    }
     if (auto r = refine()) {
       mark_pending(*r);
       out.push_back(*r);
@@ -491,6 +601,8 @@ std::unique_ptr<strategy> make_strategy(std::string_view name) {
     s.stall = 10;
     s.restart = 30;
     s.spread = 32;
+    s.polish_after = 200;
+    s.polish = 100;
     return std::make_unique<detail::tpe_strategy>("hybrid", s);
   }
   std::string known;

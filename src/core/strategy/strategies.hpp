@@ -76,6 +76,13 @@ struct tpe_settings {
   // start and after a restart) is, of this many uniform valid samples, the one that differs in the
   // most parameters from the nearest config of the epoch so far.
   std::size_t spread = 0;
+  // Polish: once this many configs have been told (0: never), up to `polish` proposals around the
+  // best config told so far (a new best gets its own): its unseen Hamming neighbours, then its
+  // radius-two neighbours (two parameters changed), best density ratio first under a model of
+  // every told config. Ranking them costs at most `polish_scored` density ratios per proposal.
+  std::size_t polish_after = 0;
+  std::size_t polish = 0;
+  std::size_t polish_scored = 128;
 };
 
 /// Tree-structured Parzen estimator over the discrete space. The told configs are split into a
@@ -96,6 +103,10 @@ struct tpe_settings {
 /// random configs, so that a search converged to one basin spends the rest of its budget looking
 /// for another. Its random configs (at the start and after a restart) fill the space: each is the
 /// farthest, in parameters that differ, of `spread` uniform samples from the epoch's configs.
+/// Late in a search (from `polish_after` told configs) it polishes the best config told so far:
+/// up to `polish` proposals in its radius-two neighbourhood, where an isolated optimum two
+/// parameters away from a broad basin lies that neither the model nor the radius-one trust region
+/// reaches.
 class tpe_strategy final : public strategy_base {
 public:
   tpe_strategy(std::string_view name, tpe_settings settings) : m_name(name), m_settings(settings) {}
@@ -108,6 +119,12 @@ private:
   void fit();
   [[nodiscard]] std::optional<std::size_t> refine();
   [[nodiscard]] double score(std::size_t index) const;
+  [[nodiscard]] std::optional<std::size_t> polish();
+  [[nodiscard]] std::vector<std::size_t> radius_two(std::size_t centre);
+  using points = std::vector<std::vector<std::uint32_t>>;
+  void split(std::vector<observation> obs, points &good, points &bad) const;
+  [[nodiscard]] double density_ratio(const std::vector<std::uint32_t> &d, const points &good,
+                                     const points &bad) const;
   [[nodiscard]] std::size_t draw_good();
   [[nodiscard]] std::optional<std::size_t> draw_spread(std::span<const std::size_t> batch);
 
@@ -118,14 +135,16 @@ private:
   std::vector<std::vector<double>> m_log_ratio; // per parameter: log good - log bad
   // Multivariate: kernel tables per parameter ([centre][position]) and the groups' digits.
   std::vector<std::vector<std::vector<double>>> m_kernel;
-  std::vector<std::vector<std::uint32_t>> m_good_points;
-  std::vector<std::vector<std::uint32_t>> m_bad_points;
+  points m_good_points;
+  points m_bad_points;
   std::size_t m_fitted_at = SIZE_MAX; // number of told results of the last fit
   std::size_t m_since_best = 0;       // told configs since m_epoch_best improved
   // Restarts: the model sees the results told since m_epoch_start only; m_epoch_best is the best of
   // those, the centre of the trust region.
   std::size_t m_epoch_start = 0;
   std::optional<observation> m_epoch_best;
+  std::optional<observation> m_best; // of everything told: the centre of the polish
+  std::size_t m_polish_used = 0;     // proposals around m_best
   [[nodiscard]] std::vector<observation> epoch_results() const;
 };
 
