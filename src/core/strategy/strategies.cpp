@@ -345,9 +345,8 @@ std::optional<std::size_t> tpe_strategy::polish() {
       }
     }
   }
-  if (pick) {
-    ++m_polish_used;
-  }
+  // Nothing left around this best: spent until a new best (no search of it at every proposal).
+  m_polish_used = pick ? m_polish_used + 1 : m_settings.polish;
   return pick;
 }
 
