@@ -293,7 +293,7 @@ std::vector<std::size_t> tpe_strategy::radius_two(std::size_t centre) {
       }
     }
   } else {
-    // A wide space: random radius-two points (repeats dropped), as many as the limit.
+    // A wide space: a quarter as many random radius-two points as the limit (repeats dropped).
     for (std::size_t k = 0; k < enumerate_limit / 4; ++k) {
       const std::size_t p = rng().below(d.size());
       const std::size_t q = rng().below(d.size());
