@@ -16,19 +16,24 @@
 //   major), and C[m][n] = sum_k A[k][m] * B[k][n].
 // The tile must divide the problem: M % MWG == 0, N % NWG == 0, K % KWG == 0.
 //
-// The launch: grid (M / MWG, N / NWG), block (MDIMC, NDIMC), no dynamic shared memory.
+// The launch: grid (M / MWG, N / NWG), block (MDIMC, NDIMC), and the staged tiles in dynamic
+// shared memory: buffers * (SA * KWG * MWG + SB * KWG * NWG) * 4 bytes (xgemm_shared_bytes in
+// gemm_rtc_space.hpp says the same), more than 48 KiB for 128 x 128 tiles.
 //
 // With SA or SB the next K slice is copied from global to shared memory while the current one is
-// multiplied out of shared memory. Where two copies of the staged tiles fit the 48 KiB of static
-// shared memory (2 * (SA * KWG * MWG + SB * KWG * NWG) * 4 bytes <= 49152), the shared tiles are
-// double-buffered, one barrier per slice: with TK_ASYNC_COPY (the default from sm_80 on) the next
-// slice goes straight into the other buffer (cp.async, no registers held across the multiply);
-// without it, through registers, stored into the other buffer after the current slice is
-// multiplied. Otherwise one buffer, two barriers per slice, the next slice held in registers.
-// Each thread copies the same elements on every path, as MDIMA / NDIMB and VWM / VWN say.
+// multiplied out of shared memory. Where two copies of the staged tiles fit TK_SHARED_LIMIT bytes
+// (64 KiB unless defined, what a block may opt in to from sm_75 on; every config of the space
+// fits), the shared tiles are double-buffered, one barrier per slice: with TK_ASYNC_COPY (the
+// default from sm_80 on) the next slice goes straight into the other buffer (cp.async, no registers
+// held across the multiply); without it, through registers, stored into the other buffer after the
+// current slice is multiplied. Otherwise one buffer, two barriers per slice, the next slice held in
+// registers. Each thread copies the same elements on every path, as MDIMA / NDIMB and VWM / VWN
+// say.
 
 #ifndef TK_HOST_EMULATION
 #define TK_DEVICE __device__ __forceinline__
+// An array of `floats` floats in the block's dynamic shared memory.
+#define TK_DYNAMIC_SHARED(name, floats) extern __shared__ __align__(16) float name[]
 #endif
 
 #if !defined(MWG) || !defined(NWG) || !defined(KWG) || !defined(MDIMC) || !defined(NDIMC) ||       \
@@ -38,6 +43,9 @@
 #endif
 #ifndef PRECISION
 #define PRECISION 32
+#endif
+#ifndef TK_SHARED_LIMIT
+#define TK_SHARED_LIMIT 65536
 #endif
 #ifndef TK_ASYNC_COPY
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
@@ -60,7 +68,7 @@ constexpr int nwb = NWG / NDIMB;
 constexpr int kwb = KWG / kdimb;
 constexpr bool staged = SA || SB; // a tile goes through shared memory
 constexpr int stage_bytes = (SA * KWG * MWG + SB * KWG * NWG) * 4; // one copy of the tiles
-constexpr int buffers = staged && 2 * stage_bytes <= 48 * 1024 ? 2 : 1;
+constexpr int buffers = staged && 2 * stage_bytes <= TK_SHARED_LIMIT ? 2 : 1;
 constexpr bool async_copy = TK_ASYNC_COPY && buffers == 2;
 
 static_assert(PRECISION == 32, "this kernel is fp32 only (PRECISION=32)");
@@ -151,14 +159,18 @@ extern "C" __global__ void __launch_bounds__(MDIMC *NDIMC)
   const float *a_tile = a + static_cast<long long>(blockIdx.x) * MWG; // column block_m of A
   const float *b_tile = b + static_cast<long long>(blockIdx.y) * NWG;
 
+#if SA || SB
+  // The staged tiles: A's buffers first, then B's.
+  TK_DYNAMIC_SHARED(tiles, buffers * (SA * KWG * MWG + SB * KWG * NWG));
+#endif
 #if SA
-  __shared__ __align__(16) float alm[buffers][KWG * MWG]; // alm[buf][kk * MWG + mm]
+  auto alm = reinterpret_cast<float(*)[KWG * MWG]>(tiles); // alm[buf][kk * MWG + mm]
   const int la0 = tid % MDIMA;
   const int la1 = tid / MDIMA;
   vm a_reg[mwa / VWM][kwa];
 #endif
 #if SB
-  __shared__ __align__(16) float blm[buffers][KWG * NWG]; // blm[buf][kk * NWG + nn]
+  auto blm = reinterpret_cast<float(*)[KWG * NWG]>(tiles + buffers * SA * KWG * MWG);
   const int lb0 = tid % NDIMB;
   const int lb1 = tid / NDIMB;
   vn b_reg[nwb / VWN][kwb];

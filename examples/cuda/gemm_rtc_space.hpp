@@ -73,21 +73,33 @@ struct xgemm_tiles {
   unsigned nwg = 0;
   unsigned mdimc = 0;
   unsigned ndimc = 0;
+  unsigned shared_bytes = 0; // the staged tiles' dynamic shared memory
 };
 
-inline xgemm_tiles xgemm_tiles_of(const tunekit::config &c) {
-  return xgemm_tiles{
-      static_cast<unsigned>(c.get_int("MWG")), static_cast<unsigned>(c.get_int("NWG")),
-      static_cast<unsigned>(c.get_int("MDIMC")), static_cast<unsigned>(c.get_int("NDIMC"))};
+/// The dynamic shared memory of the kernel's staged tiles (as gemm_rtc_kernel.cuh lays them out):
+/// two buffers of the SA / SB tiles where they fit 64 KiB, else one.
+inline unsigned xgemm_shared_bytes(const tunekit::config &c) {
+  const auto kwg = c.get_int("KWG");
+  const auto stage =
+      (c.get_int("SA") * kwg * c.get_int("MWG") + c.get_int("SB") * kwg * c.get_int("NWG")) * 4;
+  return static_cast<unsigned>(2 * stage <= 65536 ? 2 * stage : stage);
 }
 
-/// Grid (M / MWG, N / NWG), block (MDIMC, NDIMC).
+inline xgemm_tiles xgemm_tiles_of(const tunekit::config &c) {
+  return xgemm_tiles{static_cast<unsigned>(c.get_int("MWG")),
+                     static_cast<unsigned>(c.get_int("NWG")),
+                     static_cast<unsigned>(c.get_int("MDIMC")),
+                     static_cast<unsigned>(c.get_int("NDIMC")), xgemm_shared_bytes(c)};
+}
+
+/// Grid (M / MWG, N / NWG), block (MDIMC, NDIMC), the staged tiles' shared memory.
 inline tunekit::cuda::launch_dims xgemm_dims(const xgemm_tiles &t, const float * /*a*/,
                                              const float * /*b*/, float * /*c*/, int m, int n,
                                              int /*k*/, cudaStream_t /*stream*/) {
   return tunekit::cuda::launch_dims{
       .grid = dim3(static_cast<unsigned>(m) / t.mwg, static_cast<unsigned>(n) / t.nwg),
-      .block = dim3(t.mdimc, t.ndimc)};
+      .block = dim3(t.mdimc, t.ndimc),
+      .shared_bytes = t.shared_bytes};
 }
 
 /// The kernel's source file and entry point; every config field becomes a `-D` definition.

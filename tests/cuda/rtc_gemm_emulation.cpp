@@ -31,6 +31,7 @@ void __syncthreads() { block_barrier->arrive_and_wait(); }
 #define __align__(n) __attribute__((aligned(n)))
 // One block runs at a time, so function-static arrays are the block's shared memory.
 #define __shared__ static
+#define TK_DYNAMIC_SHARED(name, floats) static __attribute__((aligned(16))) float name[floats]
 #define xgemm TK_ENTRY
 #include "gemm_rtc_kernel.cuh"
 #undef xgemm

@@ -1,8 +1,8 @@
 // The runtime-compiled GEMM kernel run on the CPU (rtc_gemm_emulation.cpp) for configs that
 // cover every Xgemm parameter (shared or global A and B, every vector width, contiguous and
-// strided threads, 64 to 1024 threads, double-buffered shared tiles and the single buffer where two
-// do not fit in 48 KiB), against a plain triple loop. M != N, so a transposed index cannot pass;
-// K spans several slices, so each shared buffer is reused.
+// strided threads, 64 to 1024 threads, double-buffered shared tiles (128 x 128 ones beyond 48 KiB)
+// and the single buffer where two do not fit the limit), against a plain triple loop. M != N, so a
+// transposed index cannot pass; K spans several slices, so each shared buffer is reused.
 
 #include <gtest/gtest.h>
 
