@@ -12,6 +12,7 @@
 //   --jobs 0   the machine's hardware threads
 
 #include "gemm_rtc_space.hpp"
+#include "pool_compile.hpp"
 
 #include <tunekit/cuda/rtc.hpp>
 #include <tunekit/tunekit.hpp>
@@ -39,31 +40,17 @@ double seconds_since(clock_type::time_point t0) {
 }
 
 // Compiles `configs` with `threads` compile threads of one kernel_program, this thread only
-// waiting; returns its totals (compile_ms: the sum of each config's own compile time).
-// With `workers`, each compile thread hands its configs to a compile worker process.
+// waiting; returns its totals. With `workers`, each compile thread hands its configs to a compile
+// worker process.
 tunekit::cuda::compile_summary compile_all(const tunekit::cuda::kernel_definition &def,
                                            const std::string &arch,
                                            const std::vector<tunekit::config> &configs,
                                            unsigned threads, bool workers = false) {
-  tunekit::cuda::compile_options o{.arch = arch, .use_cache = false, .threads = threads};
+  tunekit::cuda::compile_options o{.arch = arch, .threads = threads};
   if (workers) {
     o.worker = {TUNEKIT_CUDA_WORKER, "--compile"};
   }
-  tunekit::cuda::kernel_program p(def, o);
-  p.prepare(configs);
-  // Only the pool compiles: a config asked for before its turn would be compiled by this thread
-  // too (as a launch does), one compile more at a time than `threads`.
-  while (p.summary().pending > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  for (const auto &c : configs) {
-    try {
-      static_cast<void>(p.compile(c));
-    } catch (const tunekit::error &) {
-      // counted in the summary
-    }
-  }
-  return p.summary();
+  return bench::compile_with_pool(def, o, configs).summary;
 }
 
 // Wall time of `jobs` forked processes, process i compiling configs i, i + jobs, ... on one
@@ -104,6 +91,9 @@ double processes_wall_s(const tunekit::cuda::kernel_definition &def, const std::
 } // namespace
 
 int main(int argc, char **argv) {
+  // Cold compiles only: where a driver is present NVRTC goes through its compute cache, and a
+  // config compiled before (by an earlier run of this benchmark) compiles six times as fast.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 1);
   std::size_t count = 128;
   unsigned jobs = 0;
   std::string arch = "sm_90";
