@@ -9,16 +9,20 @@
 // Seeds first-seed .. first-seed + seeds - 1 are run for every strategy and file.
 //
 // With --transfer, each file starts from the K fastest configs (default 5) of every other file of
-// the same kernel (leave one GPU out); files of a kernel are those with the same kernel_name.
+// the same kernel (leave one GPU out) that are not one parameter from a faster one taken
+// (`tunekit::distinct_best`, as the tuner's transfer picks them); files of a kernel are those with
+// the same kernel_name.
 
 #include <tunekit/error.hpp>
 #include <tunekit/strategy/replay.hpp>
 #include <tunekit/strategy/run_search.hpp>
+#include <tunekit/strategy/search_space.hpp>
 #include <tunekit/strategy/strategy.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -161,7 +165,7 @@ int main(int argc, char **argv) try {
         std::vector<tunekit::config> from;
         for (std::size_t g = 0; g < tables.size(); ++g) {
           if (g != f && tables[g].kernel_name == t.kernel_name) {
-            auto best = tables[g].best_configs(o.transfer);
+            auto best = tunekit::distinct_best(tables[g].best_configs(SIZE_MAX), o.transfer);
             from.insert(from.end(), best.begin(), best.end());
           }
         }

@@ -31,7 +31,7 @@ mkdir -p "$out"
 echo "## tunekit (tunekit_replay, $seeds seeds)"
 "$build/bench/replay/tunekit_replay" --seeds "$seeds" --json "$out/tunekit.json" "${files[@]}"
 echo
-echo "## tunekit with transfer (top 3 of each other GPU of the same kernel, $seeds seeds)"
+echo "## tunekit with transfer (3 distinct best of each other GPU of the same kernel, $seeds seeds)"
 "$build/bench/replay/tunekit_replay" --strategy hybrid,tpe --seeds "$seeds" --transfer 3 \
   --json "$out/tunekit-transfer.json" "${files[@]}"
 echo

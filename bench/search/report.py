@@ -86,7 +86,7 @@ def main():
         rows.update(rows_of_logs(a.external_log))
     if a.transfer:
         t = json.load(open(a.transfer))
-        rows.update(rows_of_tunekit(t, f", transfer (top {t['transfer_top_k']} of the other GPUs)"))
+        rows.update(rows_of_tunekit(t, f", transfer ({t['transfer_top_k']} distinct best of each other GPU)"))
     held = tuple(p for p in a.held_out.split(",") if p)
     files = sorted({f for r in rows.values() for f in r["files"]})
     groups = [("all files", files),

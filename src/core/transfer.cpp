@@ -3,15 +3,20 @@
 #include "agreement.hpp"
 #include "resolve.hpp"
 
+#include <tunekit/strategy/search_space.hpp>
+
 #include <algorithm>
 #include <span>
+#include <utility>
+#include <vector>
 
 namespace tunekit::detail {
 
 namespace {
 
 // The best `transfer_per_entry` valid candidates of every entry of `fn` recorded for other
-// hardware or another key, entries in path order, each fastest first.
+// hardware or another key that are not one parameter from a faster one taken (`distinct_best`),
+// entries in path order, each fastest first.
 std::vector<config> stored_winners(const winner_cache &cache, const function_identity &fn,
                                    const hardware_info &hw, const key &k) {
   std::vector<config> out;
@@ -22,8 +27,12 @@ std::vector<config> stored_winners(const winner_cache &cache, const function_ide
     if (!r.found() || r.value->function != fn || (r.value->hardware == hw && r.value->key == k)) {
       continue;
     }
-    for (const candidate_record *c : fastest_candidates(*r.value, transfer_per_entry)) {
-      out.push_back(c->config);
+    std::vector<config> fastest;
+    for (const candidate_record *c : fastest_candidates(*r.value, r.value->candidates.size())) {
+      fastest.push_back(c->config);
+    }
+    for (config &c : distinct_best(fastest, transfer_per_entry)) {
+      out.push_back(std::move(c));
     }
   }
   return out;

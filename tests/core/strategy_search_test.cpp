@@ -178,7 +178,19 @@ TEST_F(strategy_search, transfer_starts_from_the_winners_of_other_keys) {
   static_cast<void>(g(3));
   ASSERT_FALSE(order.seen->empty());
   EXPECT_EQ(order.seen->front(), other_winner);
-  EXPECT_EQ(g.tuner().last_search()->search->transferred, 3U); // the winner and two runners-up
+  // The winner and the two fastest candidates not one parameter from a faster one taken.
+  ASSERT_EQ(g.tuner().last_search()->search->transferred, 3U);
+  ASSERT_GE(order.seen->size(), 3U);
+  for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t j = i + 1; j < 3; ++j) {
+      int differ = 0;
+      for (const char *p : {"a", "b", "c", "d"}) {
+        differ += (*order.seen)[i].get_int(p) != (*order.seen)[j].get_int(p) ? 1 : 0;
+      }
+      EXPECT_GE(differ, 2) << (*order.seen)[i].to_string() << " and "
+                           << (*order.seen)[j].to_string();
+    }
+  }
   // Without the option nothing is transferred.
   temp_dir other;
   auto p = opts(40, bowl);

@@ -491,4 +491,39 @@ std::vector<std::size_t> transfer_indices(const search_space &space,
   return out;
 }
 
+namespace {
+
+// Parameters whose values differ between `a` and `b`, up to `limit` (one missing from either
+// counts).
+std::size_t differing(const config &a, const config &b, std::size_t limit) {
+  std::size_t n = 0;
+  for (const auto &[name, v] : a) {
+    const value *w = b.find(name);
+    n += w == nullptr || *w != v ? 1 : 0;
+    if (n >= limit) {
+      return n;
+    }
+  }
+  for (const auto &[name, v] : b) {
+    n += a.contains(name) ? 0 : 1;
+  }
+  return n;
+}
+
+} // namespace
+
+std::vector<config> distinct_best(std::span<const config> fastest_first, std::size_t k) {
+  std::vector<config> out;
+  for (const config &c : fastest_first) {
+    if (out.size() >= k) {
+      break;
+    }
+    if (std::all_of(out.begin(), out.end(),
+                    [&](const config &taken) { return differing(c, taken, 2) >= 2; })) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 } // namespace tunekit

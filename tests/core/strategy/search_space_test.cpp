@@ -187,6 +187,25 @@ TEST(search_space, transfer_maps_configs_by_name_and_value_and_skips_what_does_n
   EXPECT_EQ(s.to_config(idx[1]), (config{{"A", 2}, {"B", 1}, {"C", false}}));
 }
 
+TEST(distinct_best, passes_over_configs_one_parameter_from_a_faster_one_taken) {
+  const std::vector<config> fastest_first = {
+      {{"A", 8}, {"B", 2}, {"C", true}},  // the winner
+      {{"A", 4}, {"B", 2}, {"C", true}},  // one parameter from it
+      {{"A", 8}, {"B", 2}, {"C", false}}, // one parameter from it
+      {{"A", 4}, {"B", 1}, {"C", true}},  // two from the winner
+      {{"A", 8}, {"B", 2}},               // C missing: one from the winner
+      {{"A", 2}, {"B", 1}, {"C", false}}, // two from each taken
+      {{"A", 1}, {"B", 4}, {"C", false}}};
+  const auto three = tunekit::distinct_best(fastest_first, 3);
+  ASSERT_EQ(three.size(), 3U);
+  EXPECT_EQ(three[0], fastest_first[0]);
+  EXPECT_EQ(three[1], fastest_first[3]);
+  EXPECT_EQ(three[2], fastest_first[5]);
+  EXPECT_EQ(tunekit::distinct_best(fastest_first, 1), std::vector<config>{fastest_first[0]});
+  EXPECT_TRUE(tunekit::distinct_best(fastest_first, 0).empty());
+  EXPECT_EQ(tunekit::distinct_best(fastest_first, 10).size(), 4U); // all that qualify
+}
+
 TEST(search_rng, is_the_same_sequence_everywhere) {
   // mt19937_64's sequence is fixed by the standard; the helpers only do integer arithmetic.
   tunekit::search_rng rng(5489);
