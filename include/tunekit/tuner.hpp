@@ -99,8 +99,9 @@ struct search_settings {
   /// Configs to measure first (e.g. the winners of other devices from artifacts or lookup
   /// tables); those that are not kept candidates are skipped.
   std::vector<config> start_configs{};
-  /// Also start from the winners (and their runners-up) that the winner cache holds for this
-  /// function on other hardware or for other keys. With several ranks, rank 0's list is used.
+  /// Also start from the winners (and runners-up not one parameter from a faster one taken, see
+  /// `distinct_best`: three per entry) that the winner cache holds for this function on other
+  /// hardware or for other keys. With several ranks, rank 0's list is used.
   bool transfer_from_cache = false;
 };
 

@@ -16,7 +16,7 @@
 
 namespace tunekit::detail {
 
-/// How many of each stored entry's best candidates a search starts from.
+/// How many of each stored entry's best candidates a search starts from (`distinct_best`).
 inline constexpr std::size_t transfer_per_entry = 3;
 
 /// The kept candidates a search starts from, in order, the same on every rank of `comm`.
