@@ -139,7 +139,8 @@ private:
 
 /// The first `k` configs of `fastest_first` (measured on one other device or for another key,
 /// fastest first) that differ from every config taken before them in at least two parameters (a
-/// parameter missing from one of the two counts as differing). A config one parameter away from a
+/// parameter missing from one of the two counts as differing; configs of different templates
+/// always differ). A config one parameter away from a
 /// faster one is passed over, so that `k` transfer start points from one source cover up to `k`
 /// regions of the space rather than its winner and the winner's neighbours, which a search that
 /// starts from the winner scores anyway.

@@ -494,8 +494,11 @@ std::vector<std::size_t> transfer_indices(const search_space &space,
 namespace {
 
 // Parameters whose values differ between `a` and `b`, up to `limit` (one missing from either
-// counts).
+// counts; configs of two templates differ in everything).
 std::size_t differing(const config &a, const config &b, std::size_t limit) {
+  if (a.template_id() != b.template_id()) {
+    return limit;
+  }
   std::size_t n = 0;
   for (const auto &[name, v] : a) {
     const value *w = b.find(name);

@@ -204,6 +204,12 @@ TEST(distinct_best, passes_over_configs_one_parameter_from_a_faster_one_taken) {
   EXPECT_EQ(tunekit::distinct_best(fastest_first, 1), std::vector<config>{fastest_first[0]});
   EXPECT_TRUE(tunekit::distinct_best(fastest_first, 0).empty());
   EXPECT_EQ(tunekit::distinct_best(fastest_first, 10).size(), 4U); // all that qualify
+  // The same fields in another template: another implementation, so taken.
+  config other = fastest_first[1];
+  other.set_template_id("other");
+  const std::vector<config> two_templates = {fastest_first[0], fastest_first[1], other};
+  EXPECT_EQ(tunekit::distinct_best(two_templates, 3),
+            (std::vector<config>{fastest_first[0], other}));
 }
 
 TEST(search_rng, is_the_same_sequence_everywhere) {
