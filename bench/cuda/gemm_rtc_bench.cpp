@@ -21,6 +21,7 @@
 #include "device_array.hpp"
 #include "gemm_rtc_cublas.hpp"
 #include "gemm_rtc_space.hpp"
+#include "paired_timing.hpp"
 #include "pool_compile.hpp"
 #include "scale_kernel.hpp"
 #include "time_runs.hpp"
@@ -58,11 +59,6 @@ nlohmann::json summary_json(const tunekit::cuda::compile_summary &s) {
           {"failed", s.failed},
           {"compile_cpu_s", s.compile_ms / 1e3},
           {"wait_for_compile_s", s.wait_ms / 1e3}};
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // The compile worker of `--compile-workers 1`; empty: NVRTC in this process.
@@ -325,14 +321,14 @@ int main(int argc, char **argv) {
         cublas_ms.push_back(cm);
         ratios.push_back(cm / wm);
       }
-      const double ratio = median_of(ratios);
-      r["winner_tflops"] = tflops(median_of(winner_ms));
-      r["cublas_tflops"] = tflops(median_of(cublas_ms));
+      const double ratio = bench::median(ratios);
+      r["winner_tflops"] = tflops(bench::median(winner_ms));
+      r["cublas_tflops"] = tflops(bench::median(cublas_ms));
       r["winner_vs_cublas"] = ratio;
       r["winner_vs_cublas_rounds"] = ratios;
       std::printf("  winner %.1f TFLOP/s, cuBLAS fp32 %.1f TFLOP/s: %.1f%% (median of 7 paired "
                   "rounds, %.1f-%.1f%%; goal >= 95%%)\n",
-                  tflops(median_of(winner_ms)), tflops(median_of(cublas_ms)), 100.0 * ratio,
+                  tflops(bench::median(winner_ms)), tflops(bench::median(cublas_ms)), 100.0 * ratio,
                   100.0 * *std::min_element(ratios.begin(), ratios.end()),
                   100.0 * *std::max_element(ratios.begin(), ratios.end()));
       return r;
