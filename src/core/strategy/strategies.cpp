@@ -204,7 +204,6 @@ void tpe_strategy::on_start() {
   m_since_best = 0;
   m_epoch_start = 0;
   m_epoch_best.reset();
-  m_best.reset();
   m_polish_used = 0;
 }
 
@@ -222,9 +221,8 @@ void tpe_strategy::on_tell(std::size_t index, double time_ms) {
   } else {
     ++m_since_best;
   }
-  if (std::isfinite(time_ms) && (!m_best || better(o, *m_best))) {
-    m_best = o;
-    m_polish_used = 0;
+  if (has_best() && best().index == index) {
+    m_polish_used = 0; // a new best of everything told: the polish's centre moves
   }
 }
 
@@ -311,20 +309,20 @@ std::vector<std::size_t> tpe_strategy::radius_two(std::size_t centre) {
 }
 
 std::optional<std::size_t> tpe_strategy::polish() {
-  if (m_settings.polish == 0 || told_results().size() < m_settings.polish_after || !m_best ||
+  if (m_settings.polish == 0 || told_results().size() < m_settings.polish_after || !has_best() ||
       m_polish_used >= m_settings.polish) {
     return std::nullopt;
   }
   const search_space &s = space();
   std::optional<std::size_t> pick;
-  for (std::size_t c : s.neighbours(m_best->index, neighbourhood::hamming)) {
+  for (std::size_t c : s.neighbours(best().index, neighbourhood::hamming)) {
     if (!seen(c)) {
       pick = c;
       break;
     }
   }
   if (!pick) {
-    std::vector<std::size_t> around = radius_two(m_best->index);
+    std::vector<std::size_t> around = radius_two(best().index);
     // Ranked by a model of everything told (the epoch's model may describe another basin); a
     // random share of them when there are many.
     for (std::size_t k = 0; k < around.size() && k < m_settings.polish_scored; ++k) {

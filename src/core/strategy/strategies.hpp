@@ -143,8 +143,7 @@ private:
   // those, the centre of the trust region.
   std::size_t m_epoch_start = 0;
   std::optional<observation> m_epoch_best;
-  std::optional<observation> m_best; // of everything told: the centre of the polish
-  std::size_t m_polish_used = 0;     // proposals around m_best
+  std::size_t m_polish_used = 0; // proposals around best(), the centre of the polish
   [[nodiscard]] std::vector<observation> epoch_results() const;
 };
 
