@@ -81,15 +81,21 @@ step contextual "$bin/tunekit_cuda_bench_contextual" --out "$out/contextual.json
 
 # Runtime-compiled kernels (docs/runtime_compilation.md; their tests ran in ctest_gpu above): the
 # hot path of a tuned runtime_kernel beside a plain cuLaunchKernel; the example on one shape; the
-# Xgemm GEMM at 4096^3 over CLBlast's space with a cold and a warm compile cache, and Triton's
-# autotuner on an fp32 matmul space. TUNEKIT_RTC_GEMM_LIMIT: configs tuned, spread over the
-# 17,956 of the space (default 2000; 0: all, whose cold compile wants many cores).
+# Xgemm GEMM at 4096^3 over CLBlast's space with a cold and a warm compile cache, then over the
+# wider space within a budget, and Triton's autotuner on an fp32 matmul space.
+# TUNEKIT_RTC_GEMM_LIMIT: configs tuned, spread over the 17,956 of the space (default 2000; 0: all,
+# whose cold compile wants many cores).
 step rtc_hot_path "$bin/tunekit_cuda_bench_rtc_hot_path" --out "$out/rtc_hot_path.json"
 step rtc_example "$build/examples/cuda/cuda_gemm_rtc" --sizes 1024 --limit 300
 step nvrtc_scaling "$bin/tunekit_cuda_bench_nvrtc_scaling" --configs 256 \
   --out "$out/nvrtc_scaling.json"
 step gemm_rtc "$bin/tunekit_cuda_bench_gemm_rtc" --limit "${TUNEKIT_RTC_GEMM_LIMIT:-2000}" \
   --out "$out/gemm_rtc.json"
+# CLBlast's wider Xgemm space (241,600 configs: also KWG 16, KWI 8, strided STRM / STRN), too
+# large to measure whole: the default strategy within TUNEKIT_RTC_EXTENDED_BUDGET evaluations.
+step gemm_rtc_extended "$bin/tunekit_cuda_bench_gemm_rtc" --space extended \
+  --budget "${TUNEKIT_RTC_EXTENDED_BUDGET:-1000}" --speedup-configs 1 \
+  --out "$out/gemm_rtc_extended.json"
 # Isolated measurement: a faulting and a spinning candidate in tunekit-cuda-worker.
 step isolation env TUNEKIT_GPU_BUILD_DIR="$build" bash "$root/bench/cuda/isolation.sh" \
   "$out/isolation"

@@ -7,6 +7,7 @@
 //   ./tunekit_cuda_bench_gemm_rtc [--size 4096] [--space clblast|extended] [--limit N]
 //       [--warmup 1] [--runs 3] [--threads 0] [--speedup-configs 64] [--warm compile|full]
 //       [--cache-dir DIR] [--compile-workers 1] [--out gemm_rtc.json] [--only MWG=64,...]
+//       [--define NAME=VALUE]... [--budget N]
 //
 //   --limit N            tune every (candidates / N)-th config only; 0 (default): all of them
 //   --only P=V,...       only the candidates with these parameter values (e.g. one config)
@@ -14,6 +15,10 @@
 //                        (what a second process does before it measures); full: tunes again
 //   --cache-dir DIR      compile cache root for the cold and warm runs (default: a fresh
 //                        temporary directory, removed at the end)
+//   --budget N           the cold run searches (default strategy) within N evaluations instead of
+//                        measuring every candidate, and the warm run loads what it measured
+//   --define NAME=VALUE  one more definition for every config's compile (the kernel's own
+//                        settings, e.g. TK_ASYNC_COPY=0); repeatable
 //   --compile-workers 0  the compile threads call NVRTC in this process (default 1: each hands
 //                        its configs to a `tunekit-cuda-worker --compile` process)
 
@@ -109,6 +114,8 @@ int main(int argc, char **argv) {
   std::string cache_arg;
   std::string out_path;
   std::string only;
+  std::vector<std::string> defines;
+  std::size_t search_budget = 0;
   g_worker = {TUNEKIT_CUDA_WORKER, "--compile"};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string opt = argv[i];
@@ -140,6 +147,10 @@ int main(int argc, char **argv) {
       out_path = v;
     } else if (opt == "--only") {
       only = v;
+    } else if (opt == "--budget") {
+      search_budget = static_cast<std::size_t>(std::atol(v));
+    } else if (opt == "--define") {
+      defines.push_back(std::string("-D") + v);
     }
   }
   if (!tunekit::cuda::device_available()) {
@@ -176,7 +187,8 @@ int main(int argc, char **argv) {
     tunekit::cuda::poison(c.get(), c.bytes(), stream);
     TUNEKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-    const auto def = example::xgemm_definition(TUNEKIT_GEMM_RTC_SOURCE);
+    auto def = example::xgemm_definition(TUNEKIT_GEMM_RTC_SOURCE);
+    def.options.insert(def.options.end(), defines.begin(), defines.end());
     const tunekit::config_space full = example::xgemm_space(kind);
     auto candidates = example::spread(example::xgemm_candidates(full, m, n, k), limit);
     if (!only.empty()) {
@@ -193,6 +205,7 @@ int main(int argc, char **argv) {
     j["nvrtc"] = tunekit::cuda::nvrtc_version();
     j["space"] = kind == example::xgemm_space_kind::clblast ? "clblast" : "extended";
     j["space_size"] = full.size();
+    j["defines"] = defines;
     j["candidates"] = candidates.size();
     j["policy"] = {{"warmup", warmup}, {"runs", runs}};
     j["compile_threads"] = cores;
@@ -215,6 +228,8 @@ int main(int argc, char **argv) {
 
     // (2) Tuning with a cold compile cache, then (3) a warm one.
     // budget 0: every candidate (exhaustive); else a strategy within that many evaluations.
+    // measure false: load `to_load` from the compile cache instead.
+    std::vector<tunekit::config> to_load = candidates;
     auto tune = [&](const char *label, bool measure, std::size_t budget = 0) {
       const auto cache = std::make_shared<const tunekit::cuda::kernel_cache>(cache_dir);
       auto program = std::make_shared<tunekit::cuda::kernel_program>(
@@ -225,10 +240,10 @@ int main(int argc, char **argv) {
       nlohmann::json r;
       const auto t0 = clock_type::now();
       if (!measure) {
-        xgemm.prepare(candidates);
+        xgemm.prepare(to_load);
         // What a second process does before measuring: every candidate ready to launch.
         std::size_t failed = 0;
-        for (const auto &cand : candidates) {
+        for (const auto &cand : to_load) {
           try {
             static_cast<void>(program->load(cand));
           } catch (const tunekit::error &) {
@@ -238,7 +253,7 @@ int main(int argc, char **argv) {
         r["wall_s"] = seconds_since(t0);
         r["compile"] = summary_json(program->summary());
         std::printf("%s: %zu candidates loaded in %.1f s (%zu compiled, %zu from the cache)\n",
-                    label, candidates.size(), r["wall_s"].get<double>(),
+                    label, to_load.size(), r["wall_s"].get<double>(),
                     program->summary().compiled, program->summary().cache_hits);
         return r;
       }
@@ -275,6 +290,10 @@ int main(int argc, char **argv) {
         wrong += cand.status == tunekit::candidate_status::wrong_result ? 1 : 0;
       }
       const auto &w = e->candidates[e->winner_index];
+      to_load.clear();
+      for (const auto &cand : e->candidates) {
+        to_load.push_back(cand.config);
+      }
       r["measured"] = e->candidates.size();
       if (e->search) {
         r["strategy"] = {{"name", e->search->strategy},
@@ -333,12 +352,12 @@ int main(int argc, char **argv) {
                   100.0 * *std::max_element(ratios.begin(), ratios.end()));
       return r;
     };
-    j["cold"] = tune("cold", true);
-    j["warm"] = tune("warm", warm_full);
+    j["cold"] = tune("cold", true, search_budget);
+    j["warm"] = tune("warm", warm_full, search_budget);
     j["warm"]["mode"] = warm_full ? "full" : "compile";
     // (4) The default strategy within 400 evaluations (compile cache warm): how close it gets to
     // the exhaustive winner, and in how much time.
-    if (candidates.size() > 400) {
+    if (search_budget == 0 && candidates.size() > 400) {
       j["strategy"] = tune("strategy", true, 400);
       j["strategy"]["fraction_of_exhaustive"] =
           j["cold"]["winner_ms"].get<double>() / j["strategy"]["winner_ms"].get<double>();

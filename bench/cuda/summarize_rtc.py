@@ -16,10 +16,40 @@ def load(out, name):
         return json.load(f)
 
 
+def gemm_rows(gemm):
+    """The rows of one gemm_rtc run: the space, cold and warm tuning, the pool, the winner."""
+    cold, warm = gemm["cold"], gemm["warm"]
+    search = cold.get("strategy")
+    tuned = (f"{search['name']} within {search['budget']} evaluations" if search
+             else f"{gemm['candidates']} candidates")
+    rows = [(f"Xgemm {gemm['space']} space at {gemm['size']}^3: configs / tuned",
+             f"{gemm['space_size']} / {tuned}", "")]
+    rows.append(("  cold: wall = waiting for compiles + measuring",
+                 f"{cold['wall_s']:.1f} s = {cold['wait_for_compile_s']:.1f} + {cold['measure_s']:.1f} s"
+                 f" ({cold['compile']['compiled']} compiled, {cold['compile']['failed']} failed)", ""))
+    rows.append(("  warm: compiled / from the compile cache",
+                 f"{warm['compile']['compiled']} / {warm['compile']['cache_hits']} in {warm['wall_s']:.1f} s"
+                 f" ({warm['mode']})", "0 compiled"))
+    pool = gemm["pool"]
+    if pool["configs"] > 1:
+        rows.append(("  compile pool over one thread",
+                     f"{pool['speedup']:.1f}x on {gemm['compile_threads']} threads"
+                     f"{' with compile workers' if gemm.get('compile_workers') else ''}"
+                     f" ({pool['speedup_per_core']:.2f} x cores)", ">= 0.7 x cores"))
+    rows.append(("  winner / cuBLAS fp32",
+                 f"{cold['winner_tflops']:.1f} / {cold['cublas_tflops']:.1f} TFLOP/s"
+                 f" ({100 * cold['winner_vs_cublas']:.1f}%)", ">= 95%"))
+    if "strategy" in gemm:
+        st = gemm["strategy"]
+        rows.append(("  strategy (hybrid, 400 evaluations) / exhaustive winner",
+                     f"{st['fraction_of_exhaustive']:.3f} in {st['wall_s']:.1f} s"
+                     f" ({st['measured']} measured)", ""))
+    return rows
+
+
 def main():
     out = sys.argv[1]
     hot = load(out, "rtc_hot_path.json")
-    gemm = load(out, "gemm_rtc.json")
     tri = load(out, "triton_gemm.json")
     scaling = load(out, "nvrtc_scaling.json")
     rows = []
@@ -41,28 +71,9 @@ def main():
             rows.append(("  the same, median of 7 more (range)",
                          f"{hot['tuned_added_us_median7']:.3f} us ({hot['tuned_added_us_min7']:.3f}-"
                          f"{hot['tuned_added_us_max7']:.3f})", "<= 0.05 us"))
-    if gemm:
-        cold, warm, pool = gemm["cold"], gemm["warm"], gemm["pool"]
-        rows.append(("Xgemm space / candidates tuned",
-                     f"{gemm['space_size']} / {gemm['candidates']} at {gemm['size']}^3", ""))
-        rows.append(("cold: wall = waiting for compiles + measuring",
-                     f"{cold['wall_s']:.1f} s = {cold['wait_for_compile_s']:.1f} + {cold['measure_s']:.1f} s"
-                     f" ({cold['compile']['compiled']} compiled, {cold['compile']['failed']} failed)", ""))
-        rows.append(("warm: compiled / from the compile cache",
-                     f"{warm['compile']['compiled']} / {warm['compile']['cache_hits']} in {warm['wall_s']:.1f} s"
-                     f" ({warm['mode']})", "0 compiled"))
-        rows.append(("compile pool over one thread",
-                     f"{pool['speedup']:.1f}x on {gemm['compile_threads']} threads"
-                     f"{' with compile workers' if gemm.get('compile_workers') else ''}"
-                     f" ({pool['speedup_per_core']:.2f} x cores)", ">= 0.7 x cores"))
-        rows.append(("winner / cuBLAS fp32",
-                     f"{cold['winner_tflops']:.1f} / {cold['cublas_tflops']:.1f} TFLOP/s"
-                     f" ({100 * cold['winner_vs_cublas']:.1f}%)", ">= 95%"))
-        if "strategy" in gemm:
-            st = gemm["strategy"]
-            rows.append(("strategy (hybrid, 400 evaluations) / exhaustive winner",
-                         f"{st['fraction_of_exhaustive']:.3f} in {st['wall_s']:.1f} s"
-                         f" ({st['measured']} measured)", ""))
+    for gemm in (load(out, "gemm_rtc.json"), load(out, "gemm_rtc_extended.json")):
+        if gemm:
+            rows += gemm_rows(gemm)
     if tri:
         rows.append(("Triton autotuner: space, tune cold / warm",
                      f"{tri['space_size']} configs, {tri['tune_cold_s']:.1f} / {tri['tune_warm_s']:.1f} s", ""))
