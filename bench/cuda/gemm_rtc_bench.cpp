@@ -253,8 +253,8 @@ int main(int argc, char **argv) {
         r["wall_s"] = seconds_since(t0);
         r["compile"] = summary_json(program->summary());
         std::printf("%s: %zu candidates loaded in %.1f s (%zu compiled, %zu from the cache)\n",
-                    label, to_load.size(), r["wall_s"].get<double>(),
-                    program->summary().compiled, program->summary().cache_hits);
+                    label, to_load.size(), r["wall_s"].get<double>(), program->summary().compiled,
+                    program->summary().cache_hits);
         return r;
       }
       auto options = tunekit::cuda::make_tuner_options({.stream = stream});
