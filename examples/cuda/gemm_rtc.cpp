@@ -115,9 +115,10 @@ int main(int argc, char **argv) {
       options.version = program->digest();                 // an edit of the kernel retunes
       options.preparer = tunekit::cuda::preparer(program); // compiles ahead of each measurement
       // Beyond the budget the default strategy searches; it measures (and so compiles) a batch
-      // of candidates at a time, one per core.
+      // of candidates at a time, two per core: the GPU measures the first half while the second
+      // compiles.
       options.search.budget.max_evaluations = budget;
-      options.search.batch_size = std::max(1U, std::thread::hardware_concurrency());
+      options.search.batch_size = 2 * std::max(1U, std::thread::hardware_concurrency());
       // A limited space is another tuner: its winners must not answer for the whole space.
       const std::string name =
           "example.cuda_gemm_rtc" + (limit > 0 ? ".limit" + std::to_string(limit) : std::string());
