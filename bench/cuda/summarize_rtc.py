@@ -32,7 +32,7 @@ def gemm_rows(gemm):
                  f" ({warm['mode']})", "0 compiled"))
     pool = gemm["pool"]
     if pool["configs"] > 1:
-        rows.append(("  compile pool over one thread",
+        rows.append((f"  compile pool over one thread, {pool['configs']} configs",
                      f"{pool['speedup']:.1f}x on {gemm['compile_threads']} threads"
                      f"{' with compile workers' if gemm.get('compile_workers') else ''}"
                      f" ({pool['speedup_per_core']:.2f} x cores)", ">= 0.7 x cores"))
