@@ -99,9 +99,7 @@ public:
 /// Work a candidate needs before it can run, done ahead on other threads while the device measures
 /// the candidates already prepared: compiling a runtime-compiled kernel is the example
 /// (`tunekit::cuda::kernel_program`). The tuner hands it each batch it is about to measure, in
-/// order; running a candidate waits for its own preparation. Of the next 64 candidates of a batch,
-/// the tuner measures first one whose `prepare_ms` is known (prepared), so that a slow
-/// preparation does not hold the device while candidates after it are ready.
+/// order; running a candidate waits for its own preparation.
 class candidate_preparer {
 public:
   candidate_preparer() = default;

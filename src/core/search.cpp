@@ -100,51 +100,6 @@ struct batch_state {
   std::vector<std::size_t> order; // candidates in the order measured
 };
 
-// The candidates of a batch this rank measures, in the order to measure them: with a preparer, the
-// first of the next `window` not yet taken whose preparation is done, so that the device measures a
-// ready candidate instead of waiting for a slow compile ahead of it; otherwise (or when none of
-// them is ready) the first not yet taken, whose preparation its measurement waits for.
-class measure_order {
-public:
-  measure_order(const search_input &in, std::span<const std::size_t> batch,
-                std::vector<std::size_t> positions)
-      : m_in(in), m_batch(batch), m_positions(std::move(positions)),
-        m_taken(m_positions.size(), false) {}
-
-  [[nodiscard]] bool empty() const noexcept { return m_first == m_positions.size(); }
-
-  // The next position in the batch (call only when not empty).
-  std::size_t take(bool in_order) {
-    std::size_t pick = m_first;
-    if (!in_order && m_in.preparer != nullptr) {
-      std::size_t looked = 0;
-      for (std::size_t t = m_first; t < m_positions.size() && looked < window; ++t) {
-        if (m_taken[t]) {
-          continue;
-        }
-        ++looked;
-        if (m_in.preparer->prepare_ms(m_in.candidates[m_batch[m_positions[t]]]).has_value()) {
-          pick = t;
-          break;
-        }
-      }
-    }
-    m_taken[pick] = true;
-    while (m_first < m_positions.size() && m_taken[m_first]) {
-      ++m_first;
-    }
-    return m_positions[pick];
-  }
-
-private:
-  static constexpr std::size_t window = 64;
-  const search_input &m_in;
-  std::span<const std::size_t> m_batch;
-  std::vector<std::size_t> m_positions;
-  std::vector<bool> m_taken;
-  std::size_t m_first = 0;
-};
-
 // Measures the candidates of `batch` this rank owns (the j-th belongs to rank j % size with the
 // split, else to every rank), then reduces the batch's times across ranks, worst rank counting; one
 // more element carries "a rank hit a fatal failure", so that every rank stops together.
@@ -165,17 +120,12 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
     st.progress->begin_batch(ahead);
   }
   std::vector<double> times(batch.size() + 1, infinity);
-  std::vector<std::size_t> own; // positions in `batch` this rank measures
   for (std::size_t j = 0; j < batch.size(); ++j) {
-    if (mine(j)) {
-      own.push_back(j);
-    } else {
-      times[j] = -infinity; // another rank's; the MAX reduction brings its time
-    }
-  }
-  for (measure_order order(in, batch, std::move(own)); !order.empty();) {
-    const std::size_t j = order.take(st.fatal.has_value());
     const std::size_t i = batch[j];
+    if (!mine(j)) {
+      times[j] = -infinity; // another rank's; the MAX reduction brings its time
+      continue;
+    }
     if (st.fatal) {
       continue; // stop measuring, but still take part in the reduction below
     }

@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -265,51 +264,6 @@ TEST_F(strategy_search, a_preparer_sees_every_batch_before_it_is_measured) {
   EXPECT_EQ(total, g.tuner().last_search()->search->evaluations);
   const std::string text = tunekit::tuning_log(*g.tuner().last_search(), 1.0);
   EXPECT_NE(text.find("[prepared in 2 ms]"), std::string::npos) << text;
-}
-
-// A preparer whose preparation of some configs is done and of the others still running.
-class partly_ready_preparer final : public tunekit::candidate_preparer {
-public:
-  explicit partly_ready_preparer(std::vector<config> ready) : m_ready(std::move(ready)) {}
-  void prepare(std::span<const config> /*configs*/) override {}
-  [[nodiscard]] std::optional<double> prepare_ms(const config &c) const override {
-    for (const auto &r : m_ready) {
-      if (r == c) {
-        return 1.0;
-      }
-    }
-    return std::nullopt;
-  }
-
-private:
-  std::vector<config> m_ready;
-};
-
-TEST_F(strategy_search, candidates_whose_preparation_is_done_are_measured_first) {
-  const config_space four =
-      config_space::product({{"a", {0, 1, 2, 3}}, {"b", {2}}, {"c", {6}}, {"d", {3}}});
-  order_log order;
-  auto o = opts(100, order.cost());
-  o.preparer = std::make_shared<partly_ready_preparer>(std::vector<config>{four[2], four[3]});
-  auto f = tunekit::autotune(
-      "ready_first", four, [](int n) { return key{n}; }, tunekit::keep_all{},
-      [](int /*n*/, const config &c) { return c.get_int("a"); }, std::move(o));
-  static_cast<void>(f(3));
-  std::vector<std::int64_t> first_seen;
-  for (const auto &c : *order.seen) {
-    if (std::find(first_seen.begin(), first_seen.end(), c.get_int("a")) == first_seen.end()) {
-      first_seen.push_back(c.get_int("a"));
-    }
-  }
-  // 2 and 3 are ready; then 0 and 1 in batch order, each waited for.
-  EXPECT_EQ(first_seen, (std::vector<std::int64_t>{2, 3, 0, 1}));
-  // The record keeps the space's order and each candidate's own time.
-  const auto e = f.tuner().last_search();
-  ASSERT_EQ(e->candidates.size(), 4U);
-  for (std::size_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(e->candidates[i].config, four[i]);
-    EXPECT_DOUBLE_EQ(e->candidates[i].time_ms, bowl(four[i], key{3}));
-  }
 }
 
 } // namespace
