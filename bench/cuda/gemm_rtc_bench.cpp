@@ -265,8 +265,10 @@ int main(int argc, char **argv) {
       options.version = program->digest();
       options.preparer = tunekit::cuda::preparer(program); // the tuner hands it its candidates
       options.search.budget.max_evaluations = budget == 0 ? candidates.size() : budget;
-      // Two proposals per compile thread: the GPU measures one half while the other compiles.
-      options.search.batch_size = budget == 0 ? 1 : 2 * static_cast<std::size_t>(cores);
+      // A batch per compile thread, and as many proposed ahead: the next batch compiles while the
+      // GPU measures this one.
+      options.search.batch_size = budget == 0 ? 1 : static_cast<std::size_t>(cores);
+      options.search.lookahead = budget == 0 ? 0 : static_cast<std::size_t>(cores);
       auto tuned = tunekit::autotune(std::string("bench.gemm_rtc.") + label,
                                      tunekit::config_space(candidates), example::xgemm_key,
                                      example::xgemm_prune, xgemm, options)

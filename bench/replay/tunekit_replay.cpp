@@ -4,7 +4,8 @@
 // free, and the space is the set of configs in the file: Kernel Tuner's counting.
 //
 //   tunekit_replay [--strategy hybrid,tpe,...] [--seeds 20] [--first-seed 0]
-//                  [--budgets 25,100,400] [--batch 1] [--transfer [K]] [--json out.json] FILE...
+//                  [--budgets 25,100,400] [--batch 1] [--lookahead 0] [--transfer [K]] [--json
+//                  out.json] FILE...
 //
 // Seeds first-seed .. first-seed + seeds - 1 are run for every strategy and file.
 //
@@ -41,7 +42,8 @@ struct options {
   std::size_t first_seed = 0;
   std::vector<std::size_t> budgets = {25, 100, 400};
   std::size_t batch = 1;
-  std::size_t transfer = 0; // top-k per other file; 0: no transfer
+  std::size_t lookahead = 0; // proposals ahead of the batch measured (search_options::lookahead)
+  std::size_t transfer = 0;  // top-k per other file; 0: no transfer
   std::string json_path;
   std::vector<std::string> files;
 };
@@ -94,6 +96,9 @@ options parse(int argc, char **argv) {
       }
     } else if (a == "--batch") {
       o.batch = to_count(next(), "--batch");
+    } else if (a == "--lookahead") {
+      const std::string v = next();
+      o.lookahead = v == "0" ? 0 : to_count(v, "--lookahead");
     } else if (a == "--transfer") {
       o.transfer = 5;
       if (i + 1 < argc && std::isdigit(static_cast<unsigned char>(argv[i + 1][0])) != 0) {
@@ -104,7 +109,7 @@ options parse(int argc, char **argv) {
     } else if (a == "-h" || a == "--help") {
       std::cout << "usage: tunekit_replay [--strategy a,b] [--seeds N] [--first-seed S] "
                    "[--budgets 25,100,400] "
-                   "[--batch B] [--transfer [K]] [--json FILE] FILE...\n";
+                   "[--batch B] [--lookahead W] [--transfer [K]] [--json FILE] FILE...\n";
       std::exit(0);
     } else if (!a.empty() && a[0] == '-') {
       throw tunekit::error("unknown option " + a);
@@ -144,6 +149,7 @@ int main(int argc, char **argv) try {
   out["first_seed"] = o.first_seed;
   out["budgets"] = o.budgets;
   out["batch"] = o.batch;
+  out["lookahead"] = o.lookahead;
   out["transfer_top_k"] = o.transfer;
   out["results"] = nlohmann::json::array();
 
@@ -179,6 +185,7 @@ int main(int argc, char **argv) try {
         tunekit::search_options so;
         so.seed = o.first_seed + seed;
         so.batch_size = o.batch;
+        so.lookahead = o.lookahead;
         so.start_points = starts;
         auto r = tunekit::run_search(t.space, *strat, {.max_evaluations = max_budget},
                                      t.evaluator(), so);

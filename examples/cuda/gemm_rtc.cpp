@@ -114,11 +114,12 @@ int main(int argc, char **argv) {
       auto options = tunekit::cuda::make_tuner_options({.stream = stream});
       options.version = program->digest();                 // an edit of the kernel retunes
       options.preparer = tunekit::cuda::preparer(program); // compiles ahead of each measurement
-      // Beyond the budget the default strategy searches; it measures (and so compiles) a batch
-      // of candidates at a time, two per core: the GPU measures the first half while the second
-      // compiles.
+      // Beyond the budget the default strategy searches; it measures a batch of candidates at a
+      // time, one per core, and proposes the next batch ahead, so that it compiles while the GPU
+      // measures this one.
       options.search.budget.max_evaluations = budget;
-      options.search.batch_size = 2 * std::max(1U, std::thread::hardware_concurrency());
+      options.search.batch_size = std::max(1U, std::thread::hardware_concurrency());
+      options.search.lookahead = options.search.batch_size;
       // A limited space is another tuner: its winners must not answer for the whole space.
       const std::string name =
           "example.cuda_gemm_rtc" + (limit > 0 ? ".limit" + std::to_string(limit) : std::string());

@@ -96,6 +96,11 @@ struct search_settings {
   /// Candidates measured between two decisions of the strategy (and prepared together by a
   /// `candidate_preparer`). Every rank must use the same.
   std::size_t batch_size = 1;
+  /// Proposals made ahead of the batch being measured (0: none; `search_options::lookahead`): a
+  /// `candidate_preparer` gets them when they are proposed, so that their preparation (a compile)
+  /// runs while the device measures. The strategy learns a little later in return. Every rank must
+  /// use the same. With the parallel split each rank prepares its share when a batch is measured.
+  std::size_t lookahead = 0;
   /// Configs to measure first (e.g. the winners of other devices from artifacts or lookup
   /// tables); those that are not kept candidates are skipped.
   std::vector<config> start_configs{};

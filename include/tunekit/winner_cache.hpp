@@ -50,6 +50,7 @@ struct search_record {
   double max_time_s = 0;    ///< 0: no wall-time limit
   std::size_t patience = 0; ///< 0: none
   std::size_t batch_size = 1;
+  std::size_t lookahead = 0;   ///< proposals made ahead of the batch measured
   std::size_t space_size = 0;  ///< kept candidates the strategy chose among
   std::size_t evaluations = 0; ///< distinct candidates measured
   std::string stop;            ///< why it stopped: evaluations, time, patience, exhausted

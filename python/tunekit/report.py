@@ -486,7 +486,9 @@ def _section(e: dict, a: dict, n: int) -> str:
                f"{s.get('max_evaluations')} evaluations"
                + (f", {s.get('max_time_s')} s" if s.get("max_time_s") else "")
                + (f", patience {s.get('patience')}" if s.get("patience") else "")
-               + f", batch {s.get('batch_size')}, {s.get('transferred')} transferred start points; "
+               + f", batch {s.get('batch_size')}"
+               + (f", {s.get('lookahead')} proposed ahead" if s.get("lookahead") else "")
+               + f", {s.get('transferred')} transferred start points; "
                f"stopped by {s.get('stop')}")
     else:
         how = f"exhaustive: every kept candidate measured ({a['measured']})"

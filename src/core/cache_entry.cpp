@@ -115,6 +115,7 @@ std::string to_json(const cache_entry &e) {
                        {"max_time_s", r.max_time_s},
                        {"patience", r.patience},
                        {"batch_size", r.batch_size},
+                       {"lookahead", r.lookahead},
                        {"space_size", r.space_size},
                        {"evaluations", r.evaluations},
                        {"stop", r.stop},
@@ -217,6 +218,7 @@ cache_entry cache_entry_from_json(std::string_view text) {
         detail::member(sj, "max_time_s", json::value_t::number_float, "search").get<double>();
     r.patience = count("patience");
     r.batch_size = count("batch_size");
+    r.lookahead = sj.contains("lookahead") ? count("lookahead") : 0; // absent before it was kept
     r.space_size = count("space_size");
     r.evaluations = count("evaluations");
     r.stop = detail::string_member(sj, "stop", "search");
@@ -289,7 +291,11 @@ std::string tuning_log(const cache_entry &e, double seconds) {
     if (r.patience > 0) {
       s << ", patience " << r.patience;
     }
-    s << "; batch " << r.batch_size << "; " << r.transferred << " transferred start points)"
+    s << "; batch " << r.batch_size;
+    if (r.lookahead > 0) {
+      s << ", " << r.lookahead << " proposed ahead";
+    }
+    s << "; " << r.transferred << " transferred start points)"
       << ", stopped by " << r.stop << "\n";
   }
   for (std::size_t i = 0; i < e.candidates.size(); ++i) {

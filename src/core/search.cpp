@@ -103,8 +103,9 @@ struct batch_state {
 // Measures the candidates of `batch` this rank owns (the j-th belongs to rank j % size with the
 // split, else to every rank), then reduces the batch's times across ranks, worst rank counting; one
 // more element carries "a rank hit a fatal failure", so that every rank stops together.
+// `handed_over`: the preparer already has the batch (it got it when the candidates were proposed).
 std::vector<double> measure_batch(const search_input &in, std::span<const std::size_t> batch,
-                                  batch_state &st) {
+                                  batch_state &st, bool handed_over = false) {
   const int rank = in.comm.rank();
   const int size = in.comm.size();
   const bool split = in.parallel_split && size > 1;
@@ -116,7 +117,9 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
         ahead.push_back(in.candidates[batch[j]]);
       }
     }
-    in.preparer->prepare(ahead);
+    if (!handed_over) {
+      in.preparer->prepare(ahead);
+    }
     st.progress->begin_batch(ahead);
   }
   std::vector<double> times(batch.size() + 1, infinity);
@@ -283,7 +286,18 @@ search_result measure_and_pick(const search_input &in) {
     search_options so;
     so.seed = in.settings.seed;
     so.batch_size = std::max<std::size_t>(1, in.settings.batch_size);
+    so.lookahead = in.settings.lookahead;
     so.start_points = transfer_indices(*space, in.start_configs);
+    if (in.preparer != nullptr && so.lookahead > 0 && !(in.parallel_split && in.comm.size() > 1)) {
+      // Proposals are prepared when made, ahead of their batch.
+      so.on_propose = [&](std::span<const std::size_t> indices) {
+        std::vector<config> ahead;
+        for (auto index : indices) {
+          ahead.push_back(in.candidates[kept[*space->position_of(index)]]);
+        }
+        in.preparer->prepare(ahead);
+      };
+    }
     so.agree_stop = [&](bool wish) {
       std::vector<double> flag{wish ? 1.0 : 0.0};
       collective(in.what, "agreement on the search's wall-time stop",
@@ -298,7 +312,7 @@ search_result measure_and_pick(const search_input &in) {
           for (auto index : indices) {
             batch.push_back(kept[*space->position_of(index)]);
           }
-          return measure_batch(in, batch, st);
+          return measure_batch(in, batch, st, static_cast<bool>(so.on_propose));
         },
         so);
     search_record rec;
@@ -308,6 +322,7 @@ search_result measure_and_pick(const search_input &in) {
     rec.max_time_s = in.settings.budget.max_time.count();
     rec.patience = in.settings.budget.patience;
     rec.batch_size = so.batch_size;
+    rec.lookahead = so.lookahead;
     rec.space_size = kept.size();
     rec.evaluations = outcome.evaluations;
     rec.stop = std::string(to_string(outcome.stop));

@@ -266,4 +266,27 @@ TEST_F(strategy_search, a_preparer_sees_every_batch_before_it_is_measured) {
   EXPECT_NE(text.find("[prepared in 2 ms]"), std::string::npos) << text;
 }
 
+TEST_F(strategy_search, with_lookahead_the_preparer_gets_proposals_before_their_batch) {
+  auto prep = std::make_shared<recording_preparer>();
+  auto o = opts(64, bowl);
+  o.preparer = prep;
+  o.search.batch_size = 4;
+  o.search.lookahead = 8;
+  auto f = make(o);
+  static_cast<void>(f(3));
+  ASSERT_FALSE(prep->batches.empty());
+  // The first hand-over: the first batch and the eight proposed after it.
+  EXPECT_EQ(prep->batches.front().size(), 12U);
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e->search.has_value());
+  EXPECT_EQ(e->search->lookahead, 8U);
+  EXPECT_EQ(e->search->evaluations, 64U);
+  const std::string text = tunekit::tuning_log(*e, 1.0);
+  EXPECT_NE(text.find("batch 4, 8 proposed ahead"), std::string::npos) << text;
+  // The entry keeps it.
+  const auto back = tunekit::cache_entry_from_json(tunekit::to_json(*e));
+  ASSERT_TRUE(back.search.has_value());
+  EXPECT_EQ(back.search->lookahead, 8U);
+}
+
 } // namespace

@@ -14,6 +14,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -615,10 +616,12 @@ namespace {
 // 16^3 = 4096 configs searched by a strategy within 260 evaluations (past 200, where the default
 // strategy starts polishing its best): each rank sees its own noisy timings, yet every rank
 // proposes the same candidates (same seed, same MAX-reduced times), so all measure the same ones
-// and pick the same winner; with the split, the ranks share each batch.
+// and pick the same winner; with the split, the ranks share each batch; with a lookahead, the
+// proposals made ahead agree too.
 TEST(MultiRankTuner, StrategySearchesAgreeAcrossRanks) {
   constexpr std::size_t budget = 260;
-  for (const bool split : {false, true}) {
+  for (const auto &[split, ahead] :
+       {std::pair{false, 0}, std::pair{true, 0}, std::pair{false, 6}, std::pair{true, 6}}) {
     temp_dir dir;
     log_capture log;
     const int r = world_rank();
@@ -639,6 +642,7 @@ TEST(MultiRankTuner, StrategySearchesAgreeAcrossRanks) {
     o.search.budget.max_evaluations = budget;
     o.search.batch_size = 4;
     o.search.seed = 3;
+    o.search.lookahead = static_cast<std::size_t>(ahead); // proposals made ahead of each batch
     o.parallel_split = split;
     o.search.transfer_from_cache = true; // rank 0's (empty here) list for everyone
     auto f = tunekit::autotune(
@@ -660,7 +664,7 @@ TEST(MultiRankTuner, StrategySearchesAgreeAcrossRanks) {
     mine.resize(budget + 2, -1);
     const auto same = same_everywhere(mine);
     EXPECT_EQ(static_cast<std::size_t>(std::count(same.begin(), same.end(), true)), budget + 2)
-        << "split " << split;
+        << "split " << split << ", lookahead " << ahead;
     EXPECT_EQ(e->search->evaluations, budget); // the polish took part
     if (split && world_size() > 1) {
       EXPECT_LT(meas->candidates_measured(), e->search->evaluations);

@@ -64,6 +64,15 @@ struct search_options {
   /// Most candidates per `evaluate` call. Batches change the proposals (the strategy learns
   /// between batches), so every rank must use the same batch size.
   std::size_t batch_size = 1;
+  /// Proposals kept ahead of the measurement (0: none). Each `evaluate` call still measures up to
+  /// `batch_size` candidates, the oldest proposals first, but the strategy is asked for this many
+  /// more before it runs, and `on_propose` is told about them, so that their preparation (a
+  /// compile) overlaps the measurement. The strategy learns later: a proposal is made without the
+  /// results of the `lookahead` before it. Every rank must use the same.
+  std::size_t lookahead = 0;
+  /// Called with the candidates (valid, not measured before) as they are proposed, in the order
+  /// they will be measured, before the `evaluate` call that measures them.
+  std::function<void(std::span<const std::size_t>)> on_propose{};
   /// Valid indices measured first, e.g. `transfer_indices` of winners of other devices or keys
   /// (counted as evaluations; invalid or repeated ones skipped).
   std::vector<std::size_t> start_points{};

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -56,21 +57,20 @@ public:
 
     std::size_t next_start = 0;
     std::size_t idle = 0;
+    bool drained = false; // the strategy has nothing more to propose
     while (!should_stop()) {
-      const std::size_t want =
-          std::min(m_options.batch_size, m_budget.max_evaluations - m_out.evaluations);
-      std::vector<std::size_t> fresh;
+      const std::size_t left = m_budget.max_evaluations - m_out.evaluations;
+      const std::size_t target = std::min(m_options.batch_size + m_options.lookahead, left);
+      const std::size_t queued = m_queue.size();
       if (next_start < starts.size()) {
-        while (next_start < starts.size() && fresh.size() < want) {
-          fresh.push_back(starts[next_start++]);
+        while (next_start < starts.size() && m_queue.size() < target) {
+          m_queue.push_back(starts[next_start++]);
         }
-      } else {
+      } else if (!drained && m_queue.size() < target) {
+        const std::size_t want = target - m_queue.size();
         std::vector<std::size_t> batch;
         timed([&] { batch = m_strat.ask(want); });
-        if (batch.empty()) {
-          m_out.stop = search_stop::exhausted;
-          break;
-        }
+        drained = batch.empty();
         if (batch.size() > want) {
           batch.resize(want);
         }
@@ -80,19 +80,28 @@ public:
             timed([&] { m_strat.tell(i, infinity); });
           } else if (auto it = m_known.find(i); it != m_known.end()) {
             timed([&] { m_strat.tell(i, it->second); });
-          } else if (std::find(fresh.begin(), fresh.end(), i) == fresh.end()) {
-            fresh.push_back(i);
+          } else if (std::find(m_queue.begin(), m_queue.end(), i) == m_queue.end()) {
+            m_queue.push_back(i);
           }
         }
       }
-      if (fresh.empty()) {
-        if (++idle > max_idle_asks) {
+      if (m_queue.size() > queued && m_options.on_propose) {
+        const std::vector<std::size_t> proposed(
+            m_queue.begin() + static_cast<std::ptrdiff_t>(queued), m_queue.end());
+        m_options.on_propose(proposed);
+      }
+      if (m_queue.empty()) {
+        if (drained || ++idle > max_idle_asks) {
           m_out.stop = search_stop::exhausted;
           break;
         }
         continue;
       }
       idle = 0;
+      const std::size_t take = std::min(m_options.batch_size, m_queue.size());
+      const std::vector<std::size_t> fresh(m_queue.begin(),
+                                           m_queue.begin() + static_cast<std::ptrdiff_t>(take));
+      m_queue.erase(m_queue.begin(), m_queue.begin() + static_cast<std::ptrdiff_t>(take));
       measure(fresh);
     }
     return std::move(m_out);
@@ -168,6 +177,7 @@ private:
   const search_options &m_options;
   steady::time_point m_started;
   std::unordered_map<std::size_t, double> m_known; // lookups only, never iterated
+  std::deque<std::size_t> m_queue; // proposed (valid, not measured), in the order to measure
   std::size_t m_since_improvement = 0;
   search_outcome m_out;
 };

@@ -206,3 +206,106 @@ TEST(run_search, nan_and_negative_times_count_as_failures) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(run_search, lookahead_proposes_and_announces_candidates_before_their_batch) {
+  auto s = grid();
+  // 9 is proposed twice (the second time while it waits in the queue), 64 is invalid.
+  scripted strat({1, 2, 3, 9, 4, 9, 64, 5, 6, 7, 8});
+  std::vector<std::size_t> proposed;
+  std::vector<std::size_t> measured;
+  std::vector<std::size_t> sizes;
+  std::vector<std::size_t> announced; // proposals announced when each batch was measured
+  tunekit::search_options o;
+  o.batch_size = 2;
+  o.lookahead = 3;
+  o.on_propose = [&](std::span<const std::size_t> idx) {
+    // Announced before measured: nothing in them has been evaluated yet.
+    for (auto i : idx) {
+      EXPECT_EQ(std::count(measured.begin(), measured.end(), i), 0) << i;
+    }
+    proposed.insert(proposed.end(), idx.begin(), idx.end());
+  };
+  tunekit::batch_evaluator eval = [&](std::span<const std::size_t> batch) {
+    sizes.push_back(batch.size());
+    announced.push_back(proposed.size());
+    std::vector<double> out;
+    for (auto i : batch) {
+      measured.push_back(i);
+      out.push_back(bowl(s, i));
+    }
+    return out;
+  };
+  const auto r = tunekit::run_search(s, strat, {.max_evaluations = 7}, eval, o);
+  // In the order proposed, each once; the budget caps the proposals too (nothing proposed that
+  // the budget cannot measure).
+  EXPECT_EQ(measured, (std::vector<std::size_t>{1, 2, 3, 9, 4, 5, 6}));
+  EXPECT_EQ(proposed, measured);
+  // The first batch (two) is measured with three more already proposed; the budget caps them.
+  ASSERT_FALSE(announced.empty());
+  EXPECT_EQ(announced.front(), 5U);
+  EXPECT_EQ(announced.back(), 7U);
+  for (auto n : sizes) {
+    EXPECT_LE(n, 2U);
+  }
+  EXPECT_EQ(r.evaluations, 7U);
+  EXPECT_EQ(r.stop, tunekit::search_stop::evaluations);
+  // The invalid proposal was told +infinity; the strategy learned every measured time.
+  EXPECT_EQ(std::count_if(strat.told.begin(), strat.told.end(),
+                          [](const auto &t) { return t.first == 64 && std::isinf(t.second); }),
+            1);
+}
+
+TEST(run_search, lookahead_measures_what_is_queued_after_the_strategy_runs_dry) {
+  auto s = grid();
+  scripted strat({10, 11, 12});
+  std::vector<std::size_t> measured;
+  tunekit::search_options o;
+  o.batch_size = 1;
+  o.lookahead = 8;
+  const auto r = tunekit::run_search(s, strat, {.max_evaluations = 50}, counting(s, measured), o);
+  EXPECT_EQ(measured, (std::vector<std::size_t>{10, 11, 12}));
+  EXPECT_EQ(r.stop, tunekit::search_stop::exhausted);
+}
+
+TEST(run_search, lookahead_is_deterministic_and_zero_is_the_plain_batch) {
+  auto s = search_space::product({{"A", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+                                  {"B", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
+                                  {"C", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}}});
+  auto time = [&](std::size_t i) {
+    const auto c = s.to_config(i);
+    return 1.0 + std::abs(static_cast<double>(c.get_int("A") - 7)) +
+           0.5 * std::abs(static_cast<double>(c.get_int("B") - 3)) +
+           0.25 * static_cast<double>(c.get_int("C"));
+  };
+  auto run = [&](std::size_t lookahead) {
+    auto strat = tunekit::make_strategy("hybrid");
+    tunekit::search_options o;
+    o.seed = 3;
+    o.batch_size = 4;
+    o.lookahead = lookahead;
+    return tunekit::run_search(
+        s, *strat, {.max_evaluations = 120},
+        [&](std::span<const std::size_t> batch) {
+          std::vector<double> out;
+          for (auto i : batch) {
+            out.push_back(time(i));
+          }
+          return out;
+        },
+        o);
+  };
+  auto order = [](const tunekit::search_outcome &r) {
+    std::vector<std::size_t> v;
+    for (const auto &e : r.history) {
+      v.push_back(e.index);
+    }
+    return v;
+  };
+  EXPECT_EQ(order(run(6)), order(run(6)));
+  EXPECT_NE(order(run(6)), order(run(0))); // the strategy learns later
+  EXPECT_EQ(run(6).evaluations, 120U);
+}
+
+} // namespace
