@@ -200,8 +200,8 @@ def strategy_cache(tmp_path):
              ok({"tile": 32, "unroll": 4}, 1.5), failed({"tile": 64, "unroll": 2},
                                                         "tile 64 exceeds the scratch buffer")]
     search = {"strategy": "hybrid", "seed": 3, "max_evaluations": 5, "max_time_s": 0.0,
-              "patience": 0, "batch_size": 1, "space_size": 200, "evaluations": 5,
-              "stop": "evaluations", "transferred": 0, "order": [2, 1, 0, 4, 3]}
+              "patience": 0, "batch_size": 1, "lookahead": 2, "space_size": 200,
+              "evaluations": 5, "stop": "evaluations", "transferred": 0, "order": [2, 1, 0, 4, 3]}
     write(cache, entry("demo.sum", [65536], cands, 3, search=search), "a" * 64 + ".json")
     # Two ranks split the candidates (parallel split): rank 1's are marked.
     split = [ok({"B": 1}, 3.0), ok({"B": 2}, 2.5, "measured on rank 1"), ok({"B": 3}, 1.0),
@@ -227,6 +227,7 @@ def test_a_strategy_search_in_the_order_measured(tmp_path):
     assert a["parameters"] == ["tile", "unroll"] and sorted(a["times"]) == [1.5, 2.0, 4.0]
     assert a["search"]["strategy"] == "hybrid" and a["search"]["space_size"] == 200
     assert "strategy hybrid (seed 3): 5 of 200 kept candidates measured" in text
+    assert "batch 1, 2 proposed ahead, 0 transferred start points" in text
     assert "Best time so far against evaluations (strategy hybrid)" in text
 
 
