@@ -288,12 +288,14 @@ search_result measure_and_pick(const search_input &in) {
     so.batch_size = std::max<std::size_t>(1, in.settings.batch_size);
     so.lookahead = in.settings.lookahead;
     so.start_points = transfer_indices(*space, in.start_configs);
+    // A search index's candidate number.
+    auto candidate = [&](std::size_t index) { return kept[*space->position_of(index)]; };
     if (in.preparer != nullptr && so.lookahead > 0 && !(in.parallel_split && in.comm.size() > 1)) {
       // Proposals are prepared when made, ahead of their batch.
       so.on_propose = [&](std::span<const std::size_t> indices) {
         std::vector<config> ahead;
         for (auto index : indices) {
-          ahead.push_back(in.candidates[kept[*space->position_of(index)]]);
+          ahead.push_back(in.candidates[candidate(index)]);
         }
         in.preparer->prepare(ahead);
       };
@@ -310,7 +312,7 @@ search_result measure_and_pick(const search_input &in) {
         [&](std::span<const std::size_t> indices) {
           batch.clear();
           for (auto index : indices) {
-            batch.push_back(kept[*space->position_of(index)]);
+            batch.push_back(candidate(index));
           }
           return measure_batch(in, batch, st, static_cast<bool>(so.on_propose));
         },

@@ -57,17 +57,18 @@ public:
 
     std::size_t next_start = 0;
     std::size_t idle = 0;
-    bool drained = false; // the strategy has nothing more to propose
+    bool drained = false;          // the strategy has nothing more to propose
+    std::deque<std::size_t> queue; // proposed (valid, not measured), in the order to measure
     while (!should_stop()) {
       const std::size_t left = m_budget.max_evaluations - m_out.evaluations;
       const std::size_t target = std::min(m_options.batch_size + m_options.lookahead, left);
-      const std::size_t queued = m_queue.size();
+      const std::size_t queued = queue.size();
       if (next_start < starts.size()) {
-        while (next_start < starts.size() && m_queue.size() < target) {
-          m_queue.push_back(starts[next_start++]);
+        while (next_start < starts.size() && queue.size() < target) {
+          queue.push_back(starts[next_start++]);
         }
-      } else if (!drained && m_queue.size() < target) {
-        const std::size_t want = target - m_queue.size();
+      } else if (!drained && queue.size() < target) {
+        const std::size_t want = target - queue.size();
         std::vector<std::size_t> batch;
         timed([&] { batch = m_strat.ask(want); });
         drained = batch.empty();
@@ -80,17 +81,17 @@ public:
             timed([&] { m_strat.tell(i, infinity); });
           } else if (auto it = m_known.find(i); it != m_known.end()) {
             timed([&] { m_strat.tell(i, it->second); });
-          } else if (std::find(m_queue.begin(), m_queue.end(), i) == m_queue.end()) {
-            m_queue.push_back(i);
+          } else if (std::find(queue.begin(), queue.end(), i) == queue.end()) {
+            queue.push_back(i);
           }
         }
       }
-      if (m_queue.size() > queued && m_options.on_propose) {
-        const std::vector<std::size_t> proposed(
-            m_queue.begin() + static_cast<std::ptrdiff_t>(queued), m_queue.end());
+      if (queue.size() > queued && m_options.on_propose) {
+        const std::vector<std::size_t> proposed(queue.begin() + static_cast<std::ptrdiff_t>(queued),
+                                                queue.end());
         m_options.on_propose(proposed);
       }
-      if (m_queue.empty()) {
+      if (queue.empty()) {
         if (drained || ++idle > max_idle_asks) {
           m_out.stop = search_stop::exhausted;
           break;
@@ -98,10 +99,10 @@ public:
         continue;
       }
       idle = 0;
-      const std::size_t take = std::min(m_options.batch_size, m_queue.size());
-      const std::vector<std::size_t> fresh(m_queue.begin(),
-                                           m_queue.begin() + static_cast<std::ptrdiff_t>(take));
-      m_queue.erase(m_queue.begin(), m_queue.begin() + static_cast<std::ptrdiff_t>(take));
+      const std::size_t take = std::min(m_options.batch_size, queue.size());
+      const std::vector<std::size_t> fresh(queue.begin(),
+                                           queue.begin() + static_cast<std::ptrdiff_t>(take));
+      queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(take));
       measure(fresh);
     }
     return std::move(m_out);
@@ -177,7 +178,6 @@ private:
   const search_options &m_options;
   steady::time_point m_started;
   std::unordered_map<std::size_t, double> m_known; // lookups only, never iterated
-  std::deque<std::size_t> m_queue; // proposed (valid, not measured), in the order to measure
   std::size_t m_since_improvement = 0;
   search_outcome m_out;
 };
