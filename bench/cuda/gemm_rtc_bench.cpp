@@ -7,7 +7,7 @@
 //   ./tunekit_cuda_bench_gemm_rtc [--size 4096] [--space clblast|extended] [--limit N]
 //       [--warmup 1] [--runs 3] [--threads 0] [--speedup-configs 64] [--warm compile|full]
 //       [--cache-dir DIR] [--compile-workers 1] [--out gemm_rtc.json] [--only MWG=64,...]
-//       [--define NAME=VALUE]... [--budget N]
+//       [--define NAME=VALUE]... [--budget N [--batch B] [--lookahead W]]
 //
 //   --limit N            tune every (candidates / N)-th config only; 0 (default): all of them
 //   --only P=V,...       only the candidates with these parameter values (e.g. one config)
@@ -17,6 +17,8 @@
 //                        temporary directory, removed at the end)
 //   --budget N           the cold run searches (default strategy) within N evaluations instead of
 //                        measuring every candidate, and the warm run loads what it measured
+//   --batch B, --lookahead W   the search's batch and the proposals made ahead of it (default:
+//                        one and two per compile thread)
 //   --define NAME=VALUE  one more definition for every config's compile (the kernel's own
 //                        settings, e.g. TK_ASYNC_COPY=0); repeatable
 //   --compile-workers 0  the compile threads call NVRTC in this process (default 1: each hands
@@ -116,6 +118,8 @@ int main(int argc, char **argv) {
   std::string only;
   std::vector<std::string> defines;
   std::size_t search_budget = 0;
+  long batch = -1; // -1: the defaults above
+  long lookahead = -1;
   g_worker = {TUNEKIT_CUDA_WORKER, "--compile"};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string opt = argv[i];
@@ -149,6 +153,10 @@ int main(int argc, char **argv) {
       only = v;
     } else if (opt == "--budget") {
       search_budget = static_cast<std::size_t>(std::atol(v));
+    } else if (opt == "--batch") {
+      batch = std::atol(v);
+    } else if (opt == "--lookahead") {
+      lookahead = std::atol(v);
     } else if (opt == "--define") {
       defines.push_back(std::string("-D") + v);
     }
@@ -265,10 +273,12 @@ int main(int argc, char **argv) {
       options.version = program->digest();
       options.preparer = tunekit::cuda::preparer(program); // the tuner hands it its candidates
       options.search.budget.max_evaluations = budget == 0 ? candidates.size() : budget;
-      // A batch per compile thread, and as many proposed ahead: the next batch compiles while the
+      // A batch per compile thread, and two batches proposed ahead: they compile while the
       // GPU measures this one.
-      options.search.batch_size = budget == 0 ? 1 : static_cast<std::size_t>(cores);
-      options.search.lookahead = budget == 0 ? 0 : static_cast<std::size_t>(cores);
+      options.search.batch_size =
+          budget == 0 ? 1 : static_cast<std::size_t>(batch >= 0 ? batch : cores);
+      options.search.lookahead =
+          budget == 0 ? 0 : static_cast<std::size_t>(lookahead >= 0 ? lookahead : 2 * cores);
       auto tuned = tunekit::autotune(std::string("bench.gemm_rtc.") + label,
                                      tunekit::config_space(candidates), example::xgemm_key,
                                      example::xgemm_prune, xgemm, options)
@@ -299,10 +309,10 @@ int main(int argc, char **argv) {
       }
       r["measured"] = e->candidates.size();
       if (e->search) {
-        r["strategy"] = {{"name", e->search->strategy},
-                         {"budget", e->search->max_evaluations},
-                         {"evaluations", e->search->evaluations},
-                         {"space", e->search->space_size}};
+        r["strategy"] = {
+            {"name", e->search->strategy},           {"budget", e->search->max_evaluations},
+            {"evaluations", e->search->evaluations}, {"space", e->search->space_size},
+            {"batch", e->search->batch_size},        {"lookahead", e->search->lookahead}};
       }
       r["wall_s"] = wall;
       r["wait_for_compile_s"] = s.wait_ms / 1e3;

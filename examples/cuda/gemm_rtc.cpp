@@ -115,11 +115,11 @@ int main(int argc, char **argv) {
       options.version = program->digest();                 // an edit of the kernel retunes
       options.preparer = tunekit::cuda::preparer(program); // compiles ahead of each measurement
       // Beyond the budget the default strategy searches; it measures a batch of candidates at a
-      // time, one per core, and proposes the next batch ahead, so that it compiles while the GPU
-      // measures this one.
+      // time, one per core, and proposes the next two batches ahead, so that they compile while
+      // the GPU measures this one.
       options.search.budget.max_evaluations = budget;
       options.search.batch_size = std::max(1U, std::thread::hardware_concurrency());
-      options.search.lookahead = options.search.batch_size;
+      options.search.lookahead = 2 * options.search.batch_size;
       // A limited space is another tuner: its winners must not answer for the whole space.
       const std::string name =
           "example.cuda_gemm_rtc" + (limit > 0 ? ".limit" + std::to_string(limit) : std::string());

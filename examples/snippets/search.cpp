@@ -26,7 +26,7 @@ options.search.budget = {.max_evaluations = 400, .max_time = std::chrono::minute
 options.search.strategy = "hybrid";          // the default; "tpe", "genetic", "local", "random"
 options.search.seed = 7;                     // the same on every rank
 options.search.batch_size = 16;              // candidates measured (and compiled) between decisions
-options.search.lookahead = 16;               // proposals made ahead: the next batch compiles while this one is measured
+options.search.lookahead = 32;               // proposals made ahead: the next two batches compile while this one is measured
 options.search.transfer_from_cache = true;   // start from the winners of other devices and keys
 options.search.start_configs = reviewed;     // and from these (e.g. artifacts, lookup tables)
 auto tuned = tunekit::autotune("xgemm", space, key_fn, prune_fn, xgemm, options);
