@@ -22,11 +22,14 @@ def gemm_rows(gemm):
     search = cold.get("strategy")
     tuned = (f"{search['name']} within {search['budget']} evaluations" if search
              else f"{gemm['candidates']} candidates")
+    if search and "lookahead" in search:
+        tuned += f" (batch {search['batch']}, {search['lookahead']} ahead)"
+    kernels = f", {cold['kernel_s']:.1f} s of it in the runs" if "kernel_s" in cold else ""
     rows = [(f"Xgemm {gemm['space']} space at {gemm['size']}^3: configs / tuned",
              f"{gemm['space_size']} / {tuned}", "")]
     rows.append(("  cold: wall = waiting for compiles + measuring",
                  f"{cold['wall_s']:.1f} s = {cold['wait_for_compile_s']:.1f} + {cold['measure_s']:.1f} s"
-                 f" ({cold['compile']['compiled']} compiled, {cold['compile']['failed']} failed)", ""))
+                 f" ({cold['compile']['compiled']} compiled, {cold['compile']['failed']} failed{kernels})", ""))
     rows.append(("  warm: compiled / from the compile cache",
                  f"{warm['compile']['compiled']} / {warm['compile']['cache_hits']} in {warm['wall_s']:.1f} s"
                  f" ({warm['mode']})", "0 compiled"))
