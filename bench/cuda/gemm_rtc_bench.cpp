@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
   std::string only;
   std::vector<std::string> defines;
   std::size_t search_budget = 0;
-  long batch = -1; // -1: the defaults above
+  long batch = -1; // -1: the defaults below (one and two per compile thread)
   long lookahead = -1;
   g_worker = {TUNEKIT_CUDA_WORKER, "--compile"};
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -153,10 +153,14 @@ int main(int argc, char **argv) {
       only = v;
     } else if (opt == "--budget") {
       search_budget = static_cast<std::size_t>(std::atol(v));
-    } else if (opt == "--batch") {
-      batch = std::atol(v);
-    } else if (opt == "--lookahead") {
-      lookahead = std::atol(v);
+    } else if (opt == "--batch" || opt == "--lookahead") {
+      const long n = std::atol(v);
+      if (n < (opt == "--batch" ? 1 : 0)) {
+        std::fprintf(stderr, "gemm_rtc: %s %s: want %s\n", opt.c_str(), v,
+                     opt == "--batch" ? "1 or more" : "0 or more");
+        return 2;
+      }
+      (opt == "--batch" ? batch : lookahead) = n;
     } else if (opt == "--define") {
       defines.push_back(std::string("-D") + v);
     }
