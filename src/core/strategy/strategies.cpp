@@ -440,8 +440,10 @@ std::size_t tpe_strategy::draw_good() {
 
 std::optional<std::size_t> tpe_strategy::draw_spread(std::span<const std::size_t> batch) {
   const search_space &s = space();
+  // Away from every config told so far, not only this epoch's: after a restart the fresh start
+  // looks for another basin instead of landing back in the one just left.
   std::vector<std::vector<std::uint32_t>> placed;
-  for (const auto &o : epoch_results()) {
+  for (const auto &o : told_results()) {
     placed.push_back(s.digits(o.index));
   }
   for (std::size_t c : batch) {
