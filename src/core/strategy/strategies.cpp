@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace tunekit::detail {
 
@@ -449,14 +450,31 @@ std::optional<std::size_t> tpe_strategy::draw_spread(std::span<const std::size_t
   for (std::size_t c : batch) {
     placed.push_back(s.digits(c));
   }
+  // The values of each parameter that a placed config has.
+  std::vector<std::vector<bool>> used(s.dimensions());
+  for (std::size_t p = 0; p < used.size(); ++p) {
+    used[p].assign(s.domain_size(p), false);
+  }
+  for (const auto &q : placed) {
+    for (std::size_t p = 0; p < q.size(); ++p) {
+      used[p][q[p]] = true;
+    }
+  }
+  // Ranked by the parameter values no placed config has (so that the first configs cover each
+  // parameter's domain, as a Latin hypercube does), then by the parameters that differ from the
+  // nearest placed config.
   std::optional<std::size_t> pick;
-  std::size_t pick_far = 0;
+  std::pair<std::size_t, std::size_t> pick_rank{0, 0};
   for (std::size_t k = 0; k < m_settings.spread; ++k) {
     const auto c = s.sample_one(rng());
     if (!c || seen(*c)) {
       continue;
     }
     const auto d = s.digits(*c);
+    std::size_t fresh = 0;
+    for (std::size_t p = 0; p < d.size(); ++p) {
+      fresh += used[p][d[p]] ? 0 : 1;
+    }
     std::size_t far = d.size(); // parameters that differ from the nearest placed config
     for (const auto &q : placed) {
       std::size_t differ = 0;
@@ -465,9 +483,10 @@ std::optional<std::size_t> tpe_strategy::draw_spread(std::span<const std::size_t
       }
       far = std::min(far, differ);
     }
-    if (!pick || far > pick_far) {
+    const std::pair<std::size_t, std::size_t> rank{fresh, far};
+    if (!pick || rank > pick_rank) {
       pick = c;
-      pick_far = far;
+      pick_rank = rank;
     }
   }
   if (pick) {

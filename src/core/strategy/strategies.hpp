@@ -73,8 +73,9 @@ struct tpe_settings {
   std::size_t stall = 0;
   std::size_t restart = 0; // told configs without a new best (0: never) before the model restarts
   // Space-filling start (0: plain uniform draws): each random config before the model (at the
-  // start and after a restart) is, of this many uniform valid samples, the one that differs in the
-  // most parameters from the nearest config told so far (in any epoch) or proposed with it.
+  // start and after a restart) is, of this many uniform valid samples, the one with the most
+  // parameter values that no config told so far (in any epoch) or proposed with it has, then the
+  // one that differs in the most parameters from the nearest of those configs.
   std::size_t spread = 0;
   // Polish: once this many configs have been told (0: never), up to `polish` proposals around the
   // best config told so far (a new best gets its own): its unseen Hamming neighbours, then its
@@ -102,8 +103,10 @@ struct tpe_settings {
 /// model forgets what it was told (it stays seen, never proposed again) and starts over from
 /// random configs, so that a search converged to one basin spends the rest of its budget looking
 /// for another. Its random configs (at the start and after a restart) fill the space: each is the
-/// farthest, in parameters that differ, of `spread` uniform samples from every config told so far,
-/// so that a restart starts away from the basins already searched.
+/// one of `spread` uniform samples that brings the most parameter values no told config has (so
+/// the first configs cover each parameter's domain, as a Latin hypercube does), then the one
+/// farthest, in parameters that differ, from every config told so far (so that a restart starts
+/// away from the basins already searched).
 /// Late in a search (from `polish_after` told configs) it polishes the best config told so far:
 /// up to `polish` proposals in its radius-two neighbourhood, where an isolated optimum two
 /// parameters away from a broad basin lies that neither the model nor the radius-one trust region

@@ -203,15 +203,9 @@ TEST(hybrid, polishes_the_radius_two_neighbourhood_of_the_best_late_in_a_search)
   }
 }
 
-// The smallest number of parameters in which two of the first `count` configs a strategy
-// proposes differ, on an unconstrained product of 8 parameters of 4 values (65,536 configs).
-std::size_t closest_pair_of_first(const std::string &name, std::uint64_t seed, std::size_t count) {
-  std::vector<tunekit::value> four = {0, 1, 2, 3};
-  std::vector<tunekit::parameter> params;
-  for (const char *n : {"A", "B", "C", "D", "E", "F", "G", "H"}) {
-    params.push_back({n, four});
-  }
-  auto s = search_space::product(params, {});
+// The first `count` configs a strategy proposes on `s`, every one told the same time.
+std::vector<std::size_t> first_proposals(const search_space &s, const std::string &name,
+                                         std::uint64_t seed, std::size_t count) {
   std::vector<std::size_t> proposed;
   auto strat = tunekit::make_strategy(name);
   tunekit::search_options o;
@@ -223,12 +217,17 @@ std::size_t closest_pair_of_first(const std::string &name, std::uint64_t seed, s
         return std::vector<double>(b.size(), 1.0);
       },
       o);
+  return proposed;
+}
+
+// The smallest number of parameters in which two of `configs` differ.
+std::size_t closest_pair(const search_space &s, const std::vector<std::size_t> &configs) {
   std::size_t closest = s.dimensions();
-  for (std::size_t a = 0; a < proposed.size(); ++a) {
+  for (std::size_t a = 0; a < configs.size(); ++a) {
     for (std::size_t b = 0; b < a; ++b) {
       std::size_t differ = 0;
       for (std::size_t p = 0; p < s.dimensions(); ++p) {
-        differ += s.digit(proposed[a], p) != s.digit(proposed[b], p) ? 1 : 0;
+        differ += s.digit(configs[a], p) != s.digit(configs[b], p) ? 1 : 0;
       }
       closest = std::min(closest, differ);
     }
@@ -236,21 +235,49 @@ std::size_t closest_pair_of_first(const std::string &name, std::uint64_t seed, s
   return closest;
 }
 
-// The default strategy's random start fills the space: each of its six random configs is the one
-// of 32 uniform samples farthest from those before it, so no two are as close as uniform draws
-// often are (seeds 0-9: the closest pair differs in 5-6 parameters, against 1-4 for uniform draws).
-TEST(hybrid, starts_from_configs_spread_over_the_space) {
-  std::size_t hybrid_total = 0;
-  std::size_t random_total = 0;
-  for (std::uint64_t seed = 0; seed < 10; ++seed) {
-    const std::size_t h = closest_pair_of_first("hybrid", seed, 6);
-    const std::size_t r = closest_pair_of_first("random", seed, 6);
-    // Uniform draws have a pair within four parameters for every one of these seeds.
-    EXPECT_GE(h, 5U) << "seed " << seed;
-    hybrid_total += h;
-    random_total += r;
+// The distinct values `configs` give each parameter, summed over the parameters.
+std::size_t values_covered(const search_space &s, const std::vector<std::size_t> &configs) {
+  std::size_t total = 0;
+  for (std::size_t p = 0; p < s.dimensions(); ++p) {
+    std::set<std::size_t> values;
+    for (std::size_t c : configs) {
+      values.insert(s.digit(c, p));
+    }
+    total += values.size();
   }
-  EXPECT_GE(hybrid_total, random_total + 10) << hybrid_total << " vs " << random_total;
+  return total;
+}
+
+// The default strategy's random start fills the space: each of its six random configs is, of 32
+// uniform samples, the one with the most parameter values that no config before it has, then the
+// one farthest from those before it. On 8 parameters of 4 values (seeds 0-9) its first four
+// configs give 27-29 of the 32 parameter values (all 32: a Latin hypercube; uniform draws 19-24),
+// and the closest two of its first six differ in 4-6 parameters (uniform draws: 1-4).
+TEST(hybrid, starts_from_configs_spread_over_the_space) {
+  std::vector<tunekit::value> four = {0, 1, 2, 3};
+  std::vector<tunekit::parameter> params;
+  for (const char *n : {"A", "B", "C", "D", "E", "F", "G", "H"}) {
+    params.push_back({n, four});
+  }
+  const auto s = search_space::product(params, {});
+  std::size_t hybrid_closest = 0;
+  std::size_t random_closest = 0;
+  std::size_t hybrid_covered = 0;
+  std::size_t random_covered = 0;
+  for (std::uint64_t seed = 0; seed < 10; ++seed) {
+    const auto h = first_proposals(s, "hybrid", seed, 6);
+    const auto r = first_proposals(s, "random", seed, 6);
+    const std::vector<std::size_t> h4(h.begin(), h.begin() + 4);
+    const std::vector<std::size_t> r4(r.begin(), r.begin() + 4);
+    EXPECT_GE(values_covered(s, h4), 26U) << "seed " << seed;
+    EXPECT_GE(closest_pair(s, h), 4U) << "seed " << seed;
+    hybrid_closest += closest_pair(s, h);
+    random_closest += closest_pair(s, r);
+    hybrid_covered += values_covered(s, h4);
+    random_covered += values_covered(s, r4);
+  }
+  EXPECT_GE(hybrid_closest, random_closest + 10) << hybrid_closest << " vs " << random_closest;
+  EXPECT_GE(hybrid_covered, random_covered + 40) << hybrid_covered << " vs " << random_covered;
 }
 
 // Batches wider than one after a restart of the model (a plateau stalls it for good): every
