@@ -15,6 +15,7 @@
 #include <tunekit/measure.hpp>
 #include <tunekit/process_context.hpp>
 #include <tunekit/tuner.hpp>
+#include <tunekit/tuner_options.hpp>
 #include <tunekit/value.hpp>
 #include <tunekit/version.hpp>
 #include <tunekit/winner_cache.hpp>

@@ -22,15 +22,13 @@
 #include <tunekit/lookup_table.hpp>
 #include <tunekit/measure.hpp>
 #include <tunekit/process_context.hpp>
-#include <tunekit/strategy/run_search.hpp>
-#include <tunekit/strategy/strategy.hpp>
+#include <tunekit/tuner_options.hpp>
 #include <tunekit/winner_cache.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,141 +37,6 @@
 #include <vector>
 
 namespace tunekit {
-
-/// Which source answered a call ("provenance").
-enum class source {
-  memory,         ///< in-process winner
-  cache,          ///< winner cache on disk
-  artifact,       ///< reviewed deployment artifact
-  table,          ///< lookup table entry
-  default_config, ///< the tuner's default function
-  search,         ///< measured now
-  table_search,   ///< measured now, among the several choices the lookup table names
-  disabled,       ///< `autotune=false`: the space's first config
-};
-[[nodiscard]] std::string_view to_string(source s) noexcept;
-
-/// When a tuner may search.
-enum class tuning_mode {
-  /// The first call of a key that no stored winner answers searches.
-  eager,
-  /// Calls record their keys and run the default config (the default function's when the tuned
-  /// function has one, else the space's first; source `default_config`), with no
-  /// collective and no measurement, until `tuner::arm` has been called on every rank; from then
-  /// on the tuner behaves as in eager mode. For multi-rank jobs whose ranks reach readiness at
-  /// different times: the application picks the synchronised moment.
-  deferred,
-};
-
-/// Per-call options, with the seed's meaning.
-struct call_options {
-  /// false: run the space's first config; no key, no pruning, no measurement.
-  bool autotune = true;
-  /// INFO lines on stdout: the key, the source that answered, candidate timings, the winner.
-  bool verbose = false;
-  /// A pinned value that is also a config field is an error naming the field unless this is set;
-  /// with it the pinned value wins and that field is not tuned.
-  bool allow_arg_overwrite = false;
-  /// Ranks to agree with; null: the tuner's communicator, else `default_communicator()`, else a
-  /// single process.
-  communicator *comm = nullptr;
-  /// Values the caller fixes (the C++ form of keyword arguments): merged into the config passed to
-  /// the function and appended to the key.
-  config pinned{};
-};
-
-/// How a search chooses what to measure. Kept spaces within `budget.max_evaluations` are measured
-/// whole (exhaustive search, the seeds' behaviour); larger ones are searched by `strategy` within
-/// the budget. See docs/search.md.
-struct search_settings {
-  /// A name `make_strategy` knows; empty: `default_strategy_name` ("hybrid").
-  std::string strategy{};
-  /// Evaluations, wall time and patience; the space is searched exhaustively when the kept
-  /// candidates fit in `max_evaluations`.
-  search_budget budget{.max_evaluations = 1000};
-  /// Seed of the strategy (the same on every rank; recorded up to 2^63 - 1).
-  std::uint64_t seed = 0;
-  /// Candidates measured between two decisions of the strategy (and prepared together by a
-  /// `candidate_preparer`). Every rank must use the same.
-  std::size_t batch_size = 1;
-  /// Proposals made ahead of the batch being measured (0: none; `search_options::lookahead`): a
-  /// `candidate_preparer` gets them when they are proposed, so that their preparation (a compile)
-  /// runs while the device measures. The strategy learns a little later in return. Every rank must
-  /// use the same. With the parallel split each rank prepares its share when a batch is measured.
-  std::size_t lookahead = 0;
-  /// Configs to measure first (e.g. the winners of other devices from artifacts or lookup
-  /// tables); those that are not kept candidates are skipped.
-  std::vector<config> start_configs{};
-  /// Also start from the winners (and runners-up not one parameter from a faster one taken, see
-  /// `distinct_best`: three per entry) that the winner cache holds for this function on other
-  /// hardware or for other keys. With several ranks, rank 0's list is used.
-  bool transfer_from_cache = false;
-};
-
-/// The lookup table of a tuner and how its keys are built (see docs/lookup_tables.md).
-struct table_options {
-  /// Lookup table of this tuner; null: the file `env.lookup_table` names, read when the tuner is
-  /// built (none when that is empty).
-  std::shared_ptr<const tunekit::lookup_table> lookup_table{};
-  /// Op name ending the lookup table keys; empty: the tuner's name.
-  std::string op_name{};
-  /// Additional params of the lookup table keys (the call's pinned values are added to them).
-  config params{};
-  /// template_id -> current source hash of that template; a table entry recorded with another
-  /// hash is dropped with a warning.
-  std::map<std::string, std::string> template_hashes{};
-};
-
-/// The offline artifacts of a tuner (see docs/artifacts.md).
-struct artifact_options {
-  /// Name of this tuner's artifacts (1-64 letters, digits, `.`, `_`, `-`; checked when the tuner
-  /// is built). With `env.artifact_dir` set, a call without a winner serves the matching artifact;
-  /// `TUNEKIT_ALWAYS_TUNE=1` writes it. Empty: no artifacts.
-  std::string name{};
-  /// Names of the key's values, in order (e.g. `{"N", "dtype"}`): recorded in artifacts, which may
-  /// not set them. Optional.
-  std::vector<std::string> key_names{};
-};
-
-/// Options fixed when a tuner is built.
-struct tuner_options {
-  /// Code identity beside the name: a hash of the tuned code or an explicit version. Changing it
-  /// makes every stored winner of this function a miss.
-  std::string version{};
-  /// Default: `host_measurer`.
-  std::shared_ptr<tunekit::measurer> measurer{};
-  measure_policy policy{};
-  /// Which candidates a search measures (exhaustive within the budget, else a strategy).
-  search_settings search{};
-  /// Prepares candidates ahead of their measurement (e.g. compiles runtime-compiled kernels on a
-  /// thread pool); null: nothing to prepare.
-  std::shared_ptr<candidate_preparer> preparer{};
-  /// Default: `host_hardware()`.
-  std::optional<hardware_info> hardware{};
-  /// Added to `core_dependencies()` in every cache entry (e.g. CUDA runtime and driver).
-  tunekit::dependencies dependencies{};
-  /// Default communicator of this tuner's calls; null: `default_communicator()` at each
-  /// resolution, else a single process. Every rank of it must resolve the same keys in the same
-  /// order (see docs/multi_rank.md).
-  communicator *comm = nullptr;
-  /// See `tuning_mode`.
-  tuning_mode mode = tuning_mode::eager;
-  /// Rank-local work only (no collective inside the tuned function): rank r measures every
-  /// size-th kept candidate starting at r, the timings are gathered and all ranks pick the same
-  /// winner, so N ranks search about N times faster. A candidate counts as valid when it passed on
-  /// the rank that measured it. Off: every rank measures every candidate (worst rank counts).
-  bool parallel_split = false;
-  /// false: never read or write the winner cache on disk (in-process winners only).
-  bool use_disk_cache = true;
-  /// Environment, launcher and log sink; default: `process_context::from_env()`, read once when
-  /// the tuner is built. With several ranks (`process->launcher`), verbose lines reach the log
-  /// sink only on local rank 0 and every rank appends them to `<env.log_dir>/rank-<rank>.log`.
-  std::optional<process_context> process{};
-  /// Offline artifacts: name and key names.
-  artifact_options artifact{};
-  /// Lookup table and the parts of its keys.
-  table_options table{};
-};
 
 namespace detail {
 struct tuner_access;

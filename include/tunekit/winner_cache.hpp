@@ -40,6 +40,10 @@ struct candidate_record {
   std::string reason;
   /// Time spent preparing it before it could run (its compile), when a preparer said.
   std::optional<double> prepare_ms{};
+  /// The rank that measured it when the parallel split gave it to one rank (absent when every
+  /// rank measured it). Entries of schema `/1` said so only in `reason` ("measured on rank N",
+  /// "failed on rank N"); their reader sets it from there.
+  std::optional<int> measured_on{};
 };
 
 /// How a search chose its candidates, when a strategy did (the space was larger than the budget).
@@ -83,7 +87,9 @@ struct function_identity {
 
 /// One winner cache entry.
 struct cache_entry {
-  static constexpr std::string_view schema = "tunekit.winner_cache/1";
+  static constexpr std::string_view schema = "tunekit.winner_cache/2";
+  /// The schema before `candidate_record::measured_on`; still read.
+  static constexpr std::string_view schema_v1 = "tunekit.winner_cache/1";
 
   function_identity function;
   tunekit::key key;

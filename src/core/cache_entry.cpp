@@ -1,17 +1,25 @@
+#include "cache_entry.hpp"
+
 #include "format.hpp"
 #include "json_io.hpp"
+#include "sha256.hpp"
+#include "timestamp.hpp"
 
 #include <tunekit/error.hpp>
 #include <tunekit/winner_cache.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 
-// The format of one winner cache entry: its JSON form (written and validated) and the tuning log
-// beside it. Where entries live and how they are stored is winner_cache.cpp.
+// The format of one winner cache entry: how a search's record becomes one, its JSON form (written
+// and validated) and the tuning log beside it. Where entries live and how they are stored is
+// winner_cache.cpp.
 
 namespace tunekit {
 
@@ -71,7 +79,57 @@ std::size_t count_member(const json &j, std::string_view name, std::string_view 
   return static_cast<std::size_t>(v);
 }
 
+// Schema /1 named the measuring rank of the parallel split only in the reason: "measured on rank
+// N" (ok) or "failed on rank N".
+std::optional<int> rank_in_reason(std::string_view reason) {
+  for (const std::string_view prefix : {"measured on rank ", "failed on rank "}) {
+    if (reason.starts_with(prefix)) {
+      const std::string_view digits = reason.substr(prefix.size());
+      int rank = 0;
+      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+      if (ec == std::errc{} && end == digits.data() + digits.size() && rank >= 0) {
+        return rank;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace
+
+namespace detail {
+
+std::string space_digest(const config_space &space) {
+  std::string text;
+  for (const auto &c : space) {
+    text += c.template_id();
+    text += '\x1f';
+    text += c.to_string();
+    text += '\x1e';
+  }
+  return sha256_hex(text);
+}
+
+cache_entry make_entry(const entry_context &ctx, search_result found) {
+  cache_entry e;
+  e.function = ctx.function;
+  e.key = ctx.k;
+  e.hardware = ctx.hw;
+  e.dependencies = ctx.deps;
+  e.winner = found.records[found.winner].config;
+  e.winner_index = found.winner;
+  e.space =
+      space_record{ctx.candidates, ctx.pruned, ctx.space_digest, found.positions[found.winner]};
+  e.candidates = std::move(found.records);
+  e.policy = ctx.policy;
+  e.measurer = ctx.measurer;
+  e.world_size = ctx.world_size;
+  e.timestamp = utc_timestamp();
+  e.search = std::move(found.strategy);
+  return e;
+}
+
+} // namespace detail
 
 std::string to_json(const cache_entry &e) {
   json j;
@@ -100,6 +158,9 @@ std::string to_json(const cache_entry &e) {
     }
     if (c.prepare_ms) {
       r["prepare_ms"] = *c.prepare_ms;
+    }
+    if (c.measured_on) {
+      r["measured_on"] = *c.measured_on;
     }
     j["candidates"].push_back(std::move(r));
   }
@@ -139,7 +200,8 @@ cache_entry cache_entry_from_json(std::string_view text) {
     throw error("cache entry is not a JSON object");
   }
   const std::string schema = detail::string_member(j, "schema", "");
-  if (schema != cache_entry::schema) {
+  const bool v1 = schema == cache_entry::schema_v1;
+  if (schema != cache_entry::schema && !v1) {
     throw error("cache entry has schema '" + schema + "', expected '" +
                 std::string(cache_entry::schema) + "'");
   }
@@ -187,6 +249,15 @@ cache_entry cache_entry_from_json(std::string_view text) {
         throw error("'" + what + ".prepare_ms' is not a valid time");
       }
       r.prepare_ms = p.get<double>();
+    }
+    if (v1) {
+      r.measured_on = rank_in_reason(r.reason);
+    } else if (cands[i].contains("measured_on")) {
+      const std::int64_t rank = detail::int_member(cands[i], "measured_on", what);
+      if (rank < 0 || rank > std::numeric_limits<int>::max()) {
+        throw error("'" + what + ".measured_on' is not a rank");
+      }
+      r.measured_on = static_cast<int>(rank);
     }
     e.candidates.push_back(std::move(r));
   }

@@ -55,7 +55,12 @@ struct contextual_tuner::impl {
     int rounds = 0;                   // launches of the current candidate so far
     std::vector<double> samples;      // timed launches of the current candidate
     bool done = false;
-    std::ptrdiff_t best = -1; // best valid candidate so far (index)
+
+    // The best valid candidate so far, by the one winner rule.
+    [[nodiscard]] const config *best() const noexcept {
+      const auto i = detail::pick_winner(means);
+      return i ? &candidates[*i] : nullptr;
+    }
   };
 
   contextual_options opts;
@@ -125,11 +130,12 @@ contextual_tuner::plan contextual_tuner::plan_launch(tuner &t, const key &k) {
     if (!e.done) {
       return plan{&e.candidates[e.cursor], i, true};
     }
-    if (e.best < 0) {
+    const config *best = e.best();
+    if (best == nullptr) {
       throw detail::abandon_run{}; // nothing valid to launch; finish() reports it
     }
     // Finished: keep its winner while the other kernels go on.
-    return plan{&e.candidates[static_cast<std::size_t>(e.best)], i, false};
+    return plan{best, i, false};
   }
   if (const config *winner = t.find(k)) {
     return plan{winner, 0, false}; // tuned before: nothing to do
@@ -148,7 +154,7 @@ contextual_tuner::plan contextual_tuner::plan_launch(tuner &t, const key &k) {
 
 const config *contextual_tuner::fallback(const plan &p) const noexcept {
   const impl::entry &e = m->entries[p.entry];
-  return e.best >= 0 ? &e.candidates[static_cast<std::size_t>(e.best)] : nullptr;
+  return e.best();
 }
 
 bool contextual_tuner::measure_launch(const plan &p, detail::function_ref<void()> run) {
@@ -174,9 +180,6 @@ bool contextual_tuner::measure_launch(const plan &p, detail::function_ref<void()
       const double mean = std::accumulate(e.samples.begin(), e.samples.end(), 0.0) /
                           static_cast<double>(e.samples.size());
       e.means[index] = mean;
-      if (e.best < 0 || mean < e.means[static_cast<std::size_t>(e.best)]) {
-        e.best = static_cast<std::ptrdiff_t>(index);
-      }
       s.write_log(impl::name_of(e) + ": config #" + std::to_string(index) + " mean " +
                   std::to_string(mean) + " ms");
       if (s.opts.verbose) {
@@ -261,8 +264,8 @@ void contextual_tuner::finish() {
           records[i].status = candidate_status::failed;
           records[i].reason = e.reasons[i];
         }
-        const error err = detail::no_valid_config("contextual tuner, " + impl::name_of(e),
-                                                  e.candidates.size(), records);
+        const no_valid_config_error err = detail::no_valid_config(
+            "contextual tuner, " + impl::name_of(e), e.candidates.size(), records);
         s.write_log(err.what());
         throw err;
       }

@@ -2,6 +2,10 @@
 
 #include "agreement.hpp"
 #include "format.hpp"
+#include "transfer.hpp"
+
+#include <tunekit/strategy/run_search.hpp>
+#include <tunekit/strategy/strategy.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -23,28 +27,29 @@ std::string format_factor(double f) {
 
 // One candidate, measured and checked. A failure is recorded with its reason; a fatal one
 // propagates. `best_ms` is this rank's best score so far, for the policy's early stop.
-candidate_record measure_one(const search_input &in, std::size_t i, std::size_t done,
+candidate_record measure_one(const search_request &in, std::size_t i, std::size_t done,
                              std::size_t planned, double best_ms) {
   const config &c = in.candidates[i];
   candidate_record r;
   r.config = c;
   try {
-    auto run_once = [&] { in.run(c); };
-    const auto samples = in.meas.measure(candidate_info{in.tuner, in.k, c, done, planned, best_ms},
-                                         run_once, in.policy);
+    const measuring &m = in.measure;
+    auto run_once = [&] { m.run(c); };
+    const auto samples = m.meas.measure(candidate_info{in.tuner, in.k, c, done, planned, best_ms},
+                                        run_once, m.policy);
     r.stats = summarize(samples);
-    if (!in.check(c)) {
+    if (!m.check(c)) {
       r.status = candidate_status::wrong_result;
       r.reason = "wrong result";
     } else {
       r.status = candidate_status::ok;
-      r.time_ms = r.stats.score(in.policy.stat);
-      const auto runs = static_cast<std::size_t>(in.policy.runs);
-      if (in.policy.early_stop_factor > 0 && samples.size() < runs) {
+      r.time_ms = r.stats.score(in.measure.policy.stat);
+      const auto runs = static_cast<std::size_t>(in.measure.policy.runs);
+      if (in.measure.policy.early_stop_factor > 0 && samples.size() < runs) {
         r.reason = "stopped early after " + std::to_string(samples.size()) + " of " +
                    std::to_string(runs) + " runs (" + format_ms(r.stats.mean) + " > " +
-                   format_factor(in.policy.early_stop_factor) + " x best " + format_ms(best_ms) +
-                   ")";
+                   format_factor(in.measure.policy.early_stop_factor) + " x best " +
+                   format_ms(best_ms) + ")";
       }
     }
   } catch (const fatal_candidate_error &) {
@@ -72,8 +77,8 @@ std::optional<std::size_t> pick_winner(std::span<const double> times) noexcept {
   return best;
 }
 
-error no_valid_config(const std::string &what, std::size_t measured,
-                      std::span<const candidate_record> records) {
+no_valid_config_error no_valid_config(const std::string &what, std::size_t measured,
+                                      std::span<const candidate_record> records) {
   std::string msg =
       what + ": no valid config among " + std::to_string(measured) + " measured candidates:";
   for (const auto &r : records) {
@@ -82,7 +87,7 @@ error no_valid_config(const std::string &what, std::size_t measured,
              r.reason;
     }
   }
-  return error(msg);
+  return no_valid_config_error(msg);
 }
 
 namespace {
@@ -91,37 +96,37 @@ namespace {
 struct batch_state {
   std::vector<candidate_record> records; // per candidate
   std::vector<bool> measured;            // per candidate: measured (here or on its owner rank)
+  std::vector<std::size_t> order;        // candidates in the order measured
   std::size_t done = 0;                  // candidates this rank measured
-  std::size_t planned = 0;               // candidates the whole search will measure, for progress
-  std::optional<std::size_t> best;       // this rank's best so far, for progress lines
-  double best_time = infinity;
+  std::size_t planned = 0;               // candidates the whole search will measure
+  double best_time = infinity;           // this rank's best, for the policy's early stop
   std::optional<fatal_candidate_error> fatal;
-  progress_reporter *progress = nullptr;
-  std::vector<std::size_t> order; // candidates in the order measured
+  search_observer *observer = nullptr;
 };
 
 // Measures the candidates of `batch` this rank owns (the j-th belongs to rank j % size with the
 // split, else to every rank), then reduces the batch's times across ranks, worst rank counting; one
 // more element carries "a rank hit a fatal failure", so that every rank stops together.
 // `handed_over`: the preparer already has the batch (it got it when the candidates were proposed).
-std::vector<double> measure_batch(const search_input &in, std::span<const std::size_t> batch,
+std::vector<double> measure_batch(const search_request &in, std::span<const std::size_t> batch,
                                   batch_state &st, bool handed_over = false) {
   const int rank = in.comm.rank();
   const int size = in.comm.size();
   const bool split = in.parallel_split && size > 1;
   auto mine = [&](std::size_t j) { return !split || static_cast<int>(j % size) == rank; };
-  if (in.preparer != nullptr && !st.fatal) {
-    std::vector<config> ahead;
+  candidate_preparer *preparer = in.measure.preparer;
+  std::vector<config> ahead;
+  if (preparer != nullptr && !st.fatal) {
     for (std::size_t j = 0; j < batch.size(); ++j) {
       if (mine(j)) {
         ahead.push_back(in.candidates[batch[j]]);
       }
     }
     if (!handed_over) {
-      in.preparer->prepare(ahead);
+      preparer->prepare(ahead);
     }
-    st.progress->begin_batch(ahead);
   }
+  st.observer->batch_started(ahead);
   std::vector<double> times(batch.size() + 1, infinity);
   for (std::size_t j = 0; j < batch.size(); ++j) {
     const std::size_t i = batch[j];
@@ -133,7 +138,7 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
       continue; // stop measuring, but still take part in the reduction below
     }
     candidate_record &r = st.records[i];
-    st.progress->starting(in.candidates[i]);
+    st.observer->candidate_started(i, in.candidates[i]);
     try {
       r = measure_one(in, i, st.done, st.planned, st.best_time);
     } catch (const fatal_candidate_error &e) {
@@ -145,30 +150,13 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
       }
       continue;
     }
-    if (in.preparer != nullptr) {
-      r.prepare_ms = in.preparer->prepare_ms(r.config);
+    if (preparer != nullptr) {
+      r.prepare_ms = preparer->prepare_ms(r.config);
     }
     times[j] = r.time_ms;
-    st.progress->measured(i, r.time_ms);
     ++st.done;
-    if (std::isfinite(r.time_ms) && r.time_ms < st.best_time) {
-      st.best = i;
-      st.best_time = r.time_ms;
-    }
-    if (in.verbose) {
-      std::string line = in.what + ": candidate " + std::to_string(st.done) + "/" +
-                         std::to_string(st.planned) + " [" + r.config.to_string() + "] ";
-      line += r.status == candidate_status::ok
-                  ? format_ms(r.time_ms) + (r.reason.empty() ? "" : " (" + r.reason + ")")
-                  : std::string(to_string(r.status)) + ": " + r.reason;
-      if (st.best) {
-        line += "; best so far " + format_ms(st.best_time) + " [" +
-                in.candidates[*st.best].to_string() + "]";
-      }
-      st.progress->interrupt();
-      in.log.info(line);
-    }
-    st.progress->update();
+    st.best_time = std::min(st.best_time, std::isfinite(r.time_ms) ? r.time_ms : infinity);
+    st.observer->candidate_measured(i, r);
   }
   if (st.fatal) {
     std::fill(times.begin(), times.end(), infinity);
@@ -179,8 +167,9 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
     throw *st.fatal;
   }
   if (times.back() > 0) {
-    throw error(in.what + ": no valid config: a candidate failed on another rank and left its "
-                          "device unusable, so tuning stopped on every rank");
+    throw no_valid_config_error(in.what +
+                                ": no valid config: a candidate failed on another rank and left "
+                                "its device unusable, so tuning stopped on every rank");
   }
   times.pop_back();
   std::size_t others = 0; // measured by other ranks
@@ -188,9 +177,12 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
     candidate_record &r = st.records[batch[j]];
     st.measured[batch[j]] = true;
     st.order.push_back(batch[j]);
+    if (split) {
+      r.measured_on = static_cast<int>(j % static_cast<std::size_t>(size));
+    }
     if (!mine(j)) {
       ++others;
-      const std::string on = "rank " + std::to_string(j % static_cast<std::size_t>(size));
+      const std::string on = "rank " + std::to_string(*r.measured_on);
       const bool ok = std::isfinite(times[j]);
       r.status = ok ? candidate_status::ok : candidate_status::failed;
       r.reason = ok ? "measured on " + on : "failed on " + on;
@@ -202,29 +194,94 @@ std::vector<double> measure_batch(const search_input &in, std::span<const std::s
     // candidate that is not ok).
     r.time_ms = times[j];
   }
-  st.progress->end_batch(batch, times, others);
+  st.observer->batch_reduced(batch, times, others);
   return times;
 }
 
 // The strategy's view of the kept candidates: the declared parameters (their domain order) when
 // the space was built as a product and no value is pinned, else the structure inferred from the
 // configs. nullopt when they share no structure (different fields, template ids): such a space is
-// searched exhaustively.
-std::optional<search_space> strategy_space(const search_input &in,
-                                           const std::vector<config> &kept) {
+// measured whole.
+std::optional<search_space> strategy_space(const search_request &in,
+                                           const std::vector<std::size_t> &kept) {
+  std::vector<config> configs;
+  configs.reserve(kept.size());
+  for (auto i : kept) {
+    configs.push_back(in.candidates[i]);
+  }
   try {
     if (!in.declared.empty()) {
-      return search_space::from_configs(in.declared, kept);
+      return search_space::from_configs(in.declared, configs);
     }
-    return search_space::from_configs(kept);
+    return search_space::from_configs(configs);
   } catch (const error &) {
     return std::nullopt;
   }
 }
 
+// A strategy chooses which of the kept candidates to measure, within the budget, in batches;
+// `kept[p]` is the candidate at position p of `space`'s list. Returns the search's record.
+search_record measure_with_strategy(const search_request &in, const search_space &space,
+                                    const std::vector<std::size_t> &kept, batch_state &st) {
+  const search_settings &settings = in.settings;
+  const std::string name =
+      settings.strategy.empty() ? std::string(default_strategy_name) : settings.strategy;
+  auto strat = make_strategy(name);
+  const std::vector<config> start =
+      start_configs(settings, in.transfer.cache, in.transfer.function, in.transfer.hw, in.k,
+                    in.candidates, in.kept, in.transfer.use_disk_cache, in.comm, in.what);
+  search_options so;
+  so.seed = settings.seed;
+  so.batch_size = std::max<std::size_t>(1, settings.batch_size);
+  so.lookahead = settings.lookahead;
+  so.start_points = transfer_indices(space, start);
+  auto candidate = [&](std::size_t index) { return kept[*space.position_of(index)]; };
+  if (in.measure.preparer != nullptr && so.lookahead > 0 &&
+      !(in.parallel_split && in.comm.size() > 1)) {
+    // Proposals are prepared when made, ahead of their batch.
+    so.on_propose = [&](std::span<const std::size_t> indices) {
+      std::vector<config> ahead;
+      for (auto index : indices) {
+        ahead.push_back(in.candidates[candidate(index)]);
+      }
+      in.measure.preparer->prepare(ahead);
+    };
+  }
+  so.agree_stop = [&](bool wish) {
+    std::vector<double> flag{wish ? 1.0 : 0.0};
+    collective(in.what, "agreement on the search's wall-time stop",
+               [&] { in.comm.all_reduce_max(flag); });
+    return flag[0] > 0;
+  };
+  std::vector<std::size_t> batch;
+  const auto outcome = run_search(
+      space, *strat, settings.budget,
+      [&](std::span<const std::size_t> indices) {
+        batch.clear();
+        for (auto index : indices) {
+          batch.push_back(candidate(index));
+        }
+        return measure_batch(in, batch, st, static_cast<bool>(so.on_propose));
+      },
+      so);
+  search_record rec;
+  rec.strategy = name;
+  rec.seed = settings.seed;
+  rec.max_evaluations = settings.budget.max_evaluations;
+  rec.max_time_s = settings.budget.max_time.count();
+  rec.patience = settings.budget.patience;
+  rec.batch_size = so.batch_size;
+  rec.lookahead = so.lookahead;
+  rec.space_size = kept.size();
+  rec.evaluations = outcome.evaluations;
+  rec.stop = std::string(to_string(outcome.stop));
+  rec.transferred = so.start_points.size();
+  return rec;
+}
+
 } // namespace
 
-search_result measure_and_pick(const search_input &in) {
+search_result search(const search_request &in) {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t n = in.candidates.size();
   std::vector<std::size_t> kept;
@@ -233,124 +290,76 @@ search_result measure_and_pick(const search_input &in) {
       kept.push_back(i);
     }
   }
+  // Every kept candidate when they fit in the budget, else a strategy within it.
+  std::optional<search_space> space;
+  if (kept.size() > in.settings.budget.max_evaluations) {
+    space = strategy_space(in, kept);
+    if (!space) {
+      in.output.log.warn(
+          in.what + ": the " + std::to_string(kept.size()) +
+          " kept candidates share no parameter structure (different fields or templates); "
+          "measuring all of them instead of searching within the budget");
+    }
+  }
+
   batch_state st;
   st.records.resize(n);
   st.measured.assign(n, false);
   for (std::size_t i = 0; i < n; ++i) {
     st.records[i].config = in.candidates[i];
-    st.records[i].status = in.kept[i] ? candidate_status::ok : candidate_status::pruned;
   }
-
-  search_result out;
-  std::optional<search_space> space;
-  std::vector<config> kept_configs;
-  if (kept.size() > in.settings.budget.max_evaluations) {
-    for (auto i : kept) {
-      kept_configs.push_back(in.candidates[i]);
-    }
-    space = strategy_space(in, kept_configs);
-    if (!space) {
-      in.log.warn(in.what + ": the " + std::to_string(kept.size()) +
-                  " kept candidates share no parameter structure (different fields or templates); "
-                  "measuring all of them instead of searching within the budget");
-    }
-  }
-
   st.planned = space ? std::min(kept.size(), in.settings.budget.max_evaluations) : kept.size();
-  const bool show =
-      (in.verbose || in.progress) && in.comm.local_rank() == 0 && in.log.launcher().local_rank == 0;
-  const progress_output sink = !show                        ? progress_output{}
-                               : in.progress_out != nullptr ? *in.progress_out
-                                                            : progress_output::to_stderr();
-  progress_reporter progress(show, sink, in.what, st.planned, in.settings.budget.max_time.count(),
-                             0, in.preparer);
-  st.progress = &progress;
 
-  if (!space) { // exhaustive: every kept candidate, one reduction
-    const std::vector<double> times = measure_batch(in, kept, st);
-    std::vector<double> all(n, infinity);
-    for (std::size_t j = 0; j < kept.size(); ++j) {
-      all[kept[j]] = times[j];
-    }
-    const auto winner = pick_winner(all);
-    out.records = std::move(st.records);
-    out.measured = kept.size();
-    if (!winner) {
-      throw no_valid_config(in.what, kept.size(), out.records);
-    }
-    out.winner = *winner;
-  } else { // a strategy within the budget
-    const std::string name =
-        in.settings.strategy.empty() ? std::string(default_strategy_name) : in.settings.strategy;
-    auto strat = make_strategy(name);
-    search_options so;
-    so.seed = in.settings.seed;
-    so.batch_size = std::max<std::size_t>(1, in.settings.batch_size);
-    so.lookahead = in.settings.lookahead;
-    so.start_points = transfer_indices(*space, in.start_configs);
-    // A search index's candidate number.
-    auto candidate = [&](std::size_t index) { return kept[*space->position_of(index)]; };
-    if (in.preparer != nullptr && so.lookahead > 0 && !(in.parallel_split && in.comm.size() > 1)) {
-      // Proposals are prepared when made, ahead of their batch.
-      so.on_propose = [&](std::span<const std::size_t> indices) {
-        std::vector<config> ahead;
-        for (auto index : indices) {
-          ahead.push_back(in.candidates[candidate(index)]);
-        }
-        in.preparer->prepare(ahead);
-      };
-    }
-    so.agree_stop = [&](bool wish) {
-      std::vector<double> flag{wish ? 1.0 : 0.0};
-      collective(in.what, "agreement on the search's wall-time stop",
-                 [&] { in.comm.all_reduce_max(flag); });
-      return flag[0] > 0;
-    };
-    std::vector<std::size_t> batch;
-    const auto outcome = run_search(
-        *space, *strat, in.settings.budget,
-        [&](std::span<const std::size_t> indices) {
-          batch.clear();
-          for (auto index : indices) {
-            batch.push_back(candidate(index));
-          }
-          return measure_batch(in, batch, st, static_cast<bool>(so.on_propose));
-        },
-        so);
-    search_record rec;
-    rec.strategy = name;
-    rec.seed = in.settings.seed;
-    rec.max_evaluations = in.settings.budget.max_evaluations;
-    rec.max_time_s = in.settings.budget.max_time.count();
-    rec.patience = in.settings.budget.patience;
-    rec.batch_size = so.batch_size;
-    rec.lookahead = so.lookahead;
-    rec.space_size = kept.size();
-    rec.evaluations = outcome.evaluations;
-    rec.stop = std::string(to_string(outcome.stop));
-    rec.transferred = so.start_points.size();
-    std::vector<std::size_t> position(n); // candidate -> its record
-    for (std::size_t i = 0; i < n; ++i) {
-      if (st.measured[i]) {
-        position[i] = out.records.size();
-        if (outcome.best_index && i == kept[*space->position_of(*outcome.best_index)]) {
-          out.winner = out.records.size();
-        }
-        out.records.push_back(std::move(st.records[i]));
-      }
-    }
-    for (auto i : st.order) {
-      rec.order.push_back(position[i]);
-    }
-    out.strategy = std::move(rec);
-    out.measured = out.records.size();
-    if (!outcome.best_index) {
-      throw no_valid_config(in.what, out.measured, out.records);
+  // The observers: the verbose lines, the live progress line (local rank 0 only), the caller's.
+  const search_output &out = in.output;
+  const bool show = (out.verbose || out.progress) && in.comm.local_rank() == 0 &&
+                    out.log.launcher().local_rank == 0;
+  const progress_output sink = !show                         ? progress_output{}
+                               : out.progress_out != nullptr ? *out.progress_out
+                                                             : progress_output::to_stderr();
+  progress_reporter progress(show, sink, in.what, st.planned, in.settings.budget.max_time.count(),
+                             0, in.measure.preparer);
+  verbose_lines lines(out.log, &progress);
+  progress_lines live(progress);
+  observer_list observers;
+  observers.add(out.verbose ? &lines : nullptr);
+  observers.add(out.observer);
+  observers.add(&live);
+  st.observer = &observers;
+  observers.search_started({in.what, n, kept.size(), st.planned, in.forced});
+
+  search_result result;
+  if (space) {
+    result.strategy = measure_with_strategy(in, *space, kept, st);
+  } else {
+    static_cast<void>(measure_batch(in, kept, st)); // one batch, one reduction
+  }
+
+  // The measured candidates in candidate order, and the one winner rule over them.
+  std::vector<std::size_t> record_of(n);
+  std::vector<double> times;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (st.measured[i]) {
+      record_of[i] = result.records.size();
+      result.positions.push_back(i);
+      times.push_back(st.records[i].time_ms);
+      result.records.push_back(std::move(st.records[i]));
     }
   }
-  progress.finish();
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
+  if (result.strategy) {
+    for (auto i : st.order) {
+      result.strategy->order.push_back(record_of[i]);
+    }
+  }
+  result.measured = result.records.size();
+  const auto winner = pick_winner(times);
+  if (!winner) {
+    throw no_valid_config(in.what, result.measured, result.records);
+  }
+  result.winner = *winner;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  observers.search_finished(result);
+  return result;
 }
 
 } // namespace tunekit::detail

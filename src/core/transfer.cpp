@@ -1,14 +1,72 @@
 #include "transfer.hpp"
 
 #include "agreement.hpp"
-#include "resolve.hpp"
 
+#include <tunekit/config.hpp>
 #include <tunekit/strategy/search_space.hpp>
 
 #include <algorithm>
 #include <span>
+#include <unordered_set>
 #include <utility>
 #include <vector>
+
+// The public transfer helpers (declared in strategy/search_space.hpp, beside the space they map
+// into): configs recorded elsewhere as start points, and which of a source's configs to take.
+namespace tunekit {
+
+std::vector<std::size_t> transfer_indices(const search_space &space,
+                                          std::span<const config> configs) {
+  std::vector<std::size_t> out;
+  std::unordered_set<std::size_t> seen; // membership only; the order is the order given
+  for (const config &c : configs) {
+    auto idx = space.index_of(c);
+    if (idx && space.is_valid(*idx) && seen.insert(*idx).second) {
+      out.push_back(*idx);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Parameters whose values differ between `a` and `b`, up to `limit` (one missing from either
+// counts; configs of two templates differ in everything).
+std::size_t differing(const config &a, const config &b, std::size_t limit) {
+  if (a.template_id() != b.template_id()) {
+    return limit;
+  }
+  std::size_t n = 0;
+  for (const auto &[name, v] : a) {
+    const value *w = b.find(name);
+    n += w == nullptr || *w != v ? 1 : 0;
+    if (n >= limit) {
+      return n;
+    }
+  }
+  for (const auto &[name, v] : b) {
+    n += a.contains(name) ? 0 : 1;
+  }
+  return n;
+}
+
+} // namespace
+
+std::vector<config> distinct_best(std::span<const config> fastest_first, std::size_t k) {
+  std::vector<config> out;
+  for (const config &c : fastest_first) {
+    if (out.size() >= k) {
+      break;
+    }
+    if (std::all_of(out.begin(), out.end(),
+                    [&](const config &taken) { return differing(c, taken, 2) >= 2; })) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+} // namespace tunekit
 
 namespace tunekit::detail {
 
@@ -53,10 +111,12 @@ std::vector<config> start_configs(const search_settings &settings, const winner_
   // As candidate indices (doubles hold them exactly): kept ones, first occurrence.
   std::vector<double> picked;
   for (const auto &c : wanted) {
-    const auto i = index_of_equivalent(candidates, c);
-    if (i && kept[*i] &&
-        std::find(picked.begin(), picked.end(), static_cast<double>(*i)) == picked.end()) {
-      picked.push_back(static_cast<double>(*i));
+    const auto it = std::find_if(candidates.begin(), candidates.end(),
+                                 [&](const config &x) { return x.same_fields(c); });
+    const auto i = static_cast<double>(it - candidates.begin());
+    if (it != candidates.end() && kept[static_cast<std::size_t>(i)] &&
+        std::find(picked.begin(), picked.end(), i) == picked.end()) {
+      picked.push_back(i);
     }
   }
   if (comm.size() > 1) {

@@ -8,7 +8,7 @@
 #include <tunekit/config.hpp>
 #include <tunekit/hardware.hpp>
 #include <tunekit/key.hpp>
-#include <tunekit/tuner.hpp>
+#include <tunekit/tuner_options.hpp>
 #include <tunekit/winner_cache.hpp>
 
 #include <string>

@@ -1,11 +1,9 @@
 #include "agreement.hpp"
-#include "format.hpp"
+#include "cache_entry.hpp"
+#include "candidates.hpp"
 #include "rank_log.hpp"
 #include "resolve.hpp"
 #include "search.hpp"
-#include "sha256.hpp"
-#include "timestamp.hpp"
-#include "transfer.hpp"
 #include "winner_map.hpp"
 
 #include <tunekit/artifact.hpp>
@@ -73,28 +71,18 @@ struct tuner::impl {
         templates.push_back(c.template_id());
       }
     }
-    space_digest = digest_of(space);
-  }
-
-  // Every config's template and canonical text, in order: the same configs give the same digest
-  // however the space was built (a product here, an explicit list in the Python package).
-  static std::string digest_of(const config_space &space) {
-    std::string text;
-    for (const auto &c : space) {
-      text += c.template_id();
-      text += '\x1f';
-      text += c.to_string();
-      text += '\x1e';
-    }
-    return detail::sha256_hex(text);
+    space_digest = detail::space_digest(space);
   }
 
   [[nodiscard]] std::string context(const key &k) const {
     return "tuner '" + name + "', key " + k.to_string();
   }
 
+  // Forced tuning searches the whole kept space: no lookup table answers or narrows it.
   [[nodiscard]] detail::resolve_sources sources() const {
-    return {name, opts, env, cache, hw, deps, table.get(), templates, space, space_digest, log};
+    return {
+        name,      opts,  env,          cache, hw, deps, env.always_tune ? nullptr : table.get(),
+        templates, space, space_digest, log};
   }
 
   // The call's communicator, else the tuner's, else the registered default, else this process.
@@ -108,30 +96,42 @@ struct tuner::impl {
 
   // Deferred mode before arm: record the key and hand out the default config (default_fn's,
   // else the space's first).
-  const config &defer(const key &k, const key &pinned_key, const call_options &o,
+  const config &defer(detail::call_candidates &cands,
                       const detail::function_ref<config()> *default_fn) {
-    auto it = deferred.find(pinned_key);
+    auto it = deferred.find(cands.stored_key());
     if (it == deferred.end()) {
-      config c = detail::with_pins(space[0], o.pinned);
-      if (default_fn != nullptr) {
-        const std::vector<config> cands = detail::pinned_candidates(space, o.pinned);
-        const std::vector<bool> kept(cands.size(), true);
-        const std::string what = context(pinned_key);
-        const detail::resolve_call call{k, pinned_key, o, cands, kept, default_fn, false, what};
-        c = cands[detail::from_default(sources(), call)->index];
+      config c = detail::with_pins(space[0], cands.pinned());
+      if (const auto d = detail::from_default({cands, default_fn, false})) {
+        c = cands[d->index];
       }
-      it = deferred.emplace(pinned_key, std::move(c)).first;
-      recorded.push_back(pinned_key);
+      it = deferred.emplace(cands.stored_key(), std::move(c)).first;
+      recorded.push_back(cands.stored_key());
     }
     return it->second;
+  }
+
+  // One vote of the ranks (agreement comes before any error of this rank's own, so that the ranks
+  // fail together): a prune_fn failure is this rank's ballot, and ranks holding another key or
+  // candidate list all raise the same error.
+  detail::vote vote(communicator &comm, const detail::call_candidates &cands, const char *step,
+                    const std::string &text, std::optional<std::size_t> proposal) const {
+    const detail::vote v =
+        detail::agree(comm, cands.context(), step, text, proposal, cands.failure());
+    if (!v.same_text) {
+      log.warn("tuner '" + name + "': this rank's key is " + cands.stored_key().to_string());
+      throw error("tuner '" + name +
+                  "': the ranks do not agree on the key or the candidate list (does key_fn or "
+                  "prune_fn depend on the rank?)");
+    }
+    return v;
   }
 
   // Forced tuning with an artifact name and directory writes the winner's artifact.
   [[nodiscard]] bool writes_artifact() const {
     return env.always_tune && !opts.artifact.name.empty() && !env.artifact_dir.empty();
   }
-  void write_artifact(const cache_entry &e, const call_options &o) const {
-    const std::size_t input_values = e.key.size() - 2 * o.pinned.size();
+  void write_artifact(const cache_entry &e, const detail::call_candidates &cands) const {
+    const std::size_t input_values = cands.input_key().size();
     try {
       const auto path = store_artifact(env.artifact_dir,
                                        make_artifact(opts.artifact.name, e,
@@ -146,63 +146,38 @@ struct tuner::impl {
     }
   }
 
-  // Step 6: measure, pick, record. Only local rank 0 writes the shared winner cache.
-  const config &search(const key &k, const std::vector<config> &cands,
-                       const std::vector<bool> &kept, communicator &comm, const call_options &o,
-                       bool verbose, detail::function_ref<void(const config &)> run,
-                       detail::function_ref<bool(const config &)> check) {
-    const std::string what = context(k);
+  // Step 6 and what follows it: the search, then the entry recorded, agreed, written (the
+  // artifact under forced tuning; the winner cache on local rank 0 only) and remembered.
+  const config &search_and_store(detail::call_candidates &cands, communicator &comm, bool verbose,
+                                 detail::function_ref<void(const config &)> run,
+                                 detail::function_ref<bool(const config &)> check) {
+    const std::string &what = cands.context();
     if (writes_artifact() && !device_identity::of(hw).complete()) {
       throw error(what + ": forced tuning cannot write artifact '" + opts.artifact.name +
                   "': the device identity is incomplete (" + hw.to_string() + ")");
     }
-    if (verbose) {
-      log.info(what + ": searching " + std::to_string(std::count(kept.begin(), kept.end(), true)) +
-               " of " + std::to_string(cands.size()) + " configs" +
-               (env.always_tune ? " (TUNEKIT_ALWAYS_TUNE=1)" : ""));
-    }
-    const auto n_kept = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), true));
-    std::vector<config> start;
-    if (n_kept > opts.search.budget.max_evaluations) {
-      start = detail::start_configs(opts.search, cache, {name, opts.version}, hw, k, cands, kept,
-                                    opts.use_disk_cache, comm, context(k));
-    }
-    const bool declared = o.pinned.empty();
-    auto found = detail::measure_and_pick(
-        {name, what, k, cands, kept, comm, opts.parallel_split, *meas, opts.policy, run, check, log,
-         verbose, opts.search, opts.preparer.get(), start,
-         declared ? space.parameters() : std::vector<parameter>{}, env.progress});
-    cache_entry e;
-    e.function = {name, opts.version};
-    e.key = k;
-    e.hardware = hw;
-    e.dependencies = deps;
-    e.winner = found.records[found.winner].config;
-    // Only the kept candidates are listed; the pruned ones are counted (docs/cache.md).
-    const std::size_t winner_at =
-        static_cast<std::size_t>(std::find(cands.begin(), cands.end(), e.winner) - cands.begin());
-    e.space = space_record{cands.size(), cands.size() - n_kept, space_digest, winner_at};
-    for (auto &r : found.records) {
-      if (r.status != candidate_status::pruned) {
-        if (&r == &found.records[found.winner]) {
-          e.winner_index = e.candidates.size();
-        }
-        e.candidates.push_back(std::move(r));
-      }
-    }
-    e.policy = opts.policy;
-    e.measurer = meas->name();
-    e.world_size = comm.size();
-    e.timestamp = detail::utc_timestamp();
-    e.search = found.strategy;
-    const std::string text = tuning_log(e, found.seconds);
-
-    if (verbose) {
-      log.info(what + ": winner [" + e.winner.to_string() + "] " +
-               detail::format_ms(e.candidates[e.winner_index].time_ms) + " after measuring " +
-               std::to_string(found.measured) + " candidates in " +
-               detail::format_ms(found.seconds * 1e3));
-    }
+    const std::vector<bool> &kept = cands.kept_list();
+    const function_identity fn{name, opts.version};
+    detail::search_result found = detail::search(
+        {.tuner = name,
+         .what = what,
+         .k = cands.stored_key(),
+         .candidates = cands.configs(),
+         .kept = kept,
+         .comm = comm,
+         .parallel_split = opts.parallel_split,
+         .settings = opts.search,
+         .declared = cands.pinned().empty() ? space.parameters() : std::vector<parameter>{},
+         .forced = env.always_tune,
+         .measure = {*meas, opts.policy, run, check, opts.preparer.get()},
+         .transfer = {cache, opts.use_disk_cache, fn, hw},
+         .output = {.log = log, .verbose = verbose, .progress = env.progress}});
+    const double seconds = found.seconds;
+    cache_entry e = detail::make_entry({fn, cands.stored_key(), hw, deps, opts.policy, meas->name(),
+                                        comm.size(), cands.size(),
+                                        cands.size() - cands.kept_count(), space_digest},
+                                       std::move(found));
+    const std::string text = tuning_log(e, seconds);
     log.file("search\n" + text);
     // A rank that was late for the search's last reduction learns here that the others gave up,
     // before it stores anything.
@@ -210,7 +185,7 @@ struct tuner::impl {
     if (writes_artifact()) {
       // Every rank writes the same bytes atomically, so each one fails clearly on its own; a
       // failure means nothing is cached.
-      write_artifact(e, o);
+      write_artifact(e, cands);
     }
     if (opts.use_disk_cache && comm.local_rank() == 0) {
       try {
@@ -222,7 +197,7 @@ struct tuner::impl {
         log.warn(what + ": could not store the winner: " + err.what());
       }
     }
-    const config &stored = memory.insert(k, e.winner).cfg;
+    const config &stored = memory.insert(e.key, e.winner).cfg;
     last_search = std::move(e);
     ++searches;
     return stored;
@@ -297,8 +272,8 @@ const detail::winner *tuner::find_winner(const key &k, bool hot) const noexcept 
   return w;
 }
 
-// The resolution chain (DESIGN.md): memory, the deferred default, then the stored sources
-// (cache, artifact, table, default) agreed across ranks, else a search.
+// The resolution chain (DESIGN.md): memory, the deferred default, the stored sources agreed
+// across ranks, else a search.
 const config &tuner::resolve(const key &k, const call_options &o,
                              detail::function_ref<bool(const config &)> prune,
                              detail::function_ref<void(const config &)> run,
@@ -307,112 +282,46 @@ const config &tuner::resolve(const key &k, const call_options &o,
   impl &state = *m;
   const std::lock_guard lock(state.resolve_mutex);
   const bool verbose = o.verbose || state.env.verbose;
-  detail::check_pins(state.name, state.space, o);
-  key pinned_key = k;
-  for (const auto &f : o.pinned) {
-    pinned_key.push_back(value("pinned " + f.name)); // marked, so no key_fn value can look like it
-    pinned_key.push_back(f.value);
-  }
-  const std::string what = state.context(pinned_key);
+  detail::call_candidates cands(state.name, state.space, k, o, prune);
+  const key &stored = cands.stored_key();
   auto answered = [&](const config &c, source from, std::string_view how) -> const config & {
     state.last = from;
     if (verbose) {
-      state.log.info(what + ": " + std::string(how) + " -> [" + c.to_string() + "]");
+      state.log.info(cands.context() + ": " + std::string(how) + " -> [" + c.to_string() + "]");
     }
     return c;
   };
 
-  // 1. memory
-  if (const detail::winner *w = state.memory.find(pinned_key)) {
+  // 1. memory, then deferred mode before arm (no collective, no measurement, no memory entry)
+  if (const detail::winner *w = state.memory.find(stored)) {
     return answered(w->cfg, source::memory, "memory");
   }
-  // Deferred mode before arm: no collective, no measurement, no memory entry.
   if (!state.armed.load()) {
-    return answered(state.defer(k, pinned_key, o, default_fn), source::default_config,
-                    "deferred (not armed)");
+    return answered(state.defer(cands, default_fn), source::default_config, "deferred (not armed)");
   }
 
+  // 2-5. cache, artifact, table, default; served when every rank holds the same answer
   communicator &comm = state.pick(o.comm);
-  auto key_disagreement = [&] {
-    state.log.warn("tuner '" + state.name + "': this rank's key is " + pinned_key.to_string());
-    return error("tuner '" + state.name +
-                 "': the ranks do not agree on the key or the candidate list (does key_fn or "
-                 "prune_fn depend on the rank?)");
-  };
-
-  // 2. The winner cache first: a hit needs neither the pruning of the whole space nor its
-  // candidate list, so it costs the same whatever the size of the space.
-  detail::cache_lookup cached;
-  cached.judged = false;
-  if (o.pinned.empty()) {
-    cached = detail::cached_winner(state.sources(), pinned_key, prune);
-  }
-  const auto cached_index = cached.answer ? std::optional(cached.answer->index) : std::nullopt;
-  const detail::vote first =
-      detail::agree(comm, what, "agreement on the key and the cache proposal",
-                    pinned_key.to_string() + "|" + state.space_digest, cached_index);
-  if (!first.same_text) {
-    throw key_disagreement();
-  }
-  if (cached.answer && first.same_proposal) {
-    const config &c = state.memory.insert(pinned_key, state.space[cached.answer->index]).cfg;
-    return answered(c, source::cache, to_string(source::cache));
+  const auto answer = detail::stored_proposal(state.sources(), {cands, default_fn, verbose});
+  const detail::vote first = state.vote(comm, cands, "agreement on the key and the stored proposal",
+                                        stored.to_string() + "|" + state.space_digest,
+                                        answer ? std::optional(answer->index) : std::nullopt);
+  if (answer && first.same_proposal) {
+    return answered(state.memory.insert(stored, cands[answer->index]).cfg, answer->from,
+                    to_string(answer->from));
   }
 
-  // The full chain: prune every candidate, then artifact, table, default, else a search.
-  std::vector<config> pinned_cands;
-  if (!o.pinned.empty()) {
-    pinned_cands = detail::pinned_candidates(state.space, o.pinned);
-  }
-  const std::vector<config> &cands = o.pinned.empty() ? state.space.configs() : pinned_cands;
-  std::vector<bool> kept(cands.size());
-  // A failure of prune_fn is this rank's ballot: it still votes, so the others raise with it.
-  std::optional<std::string> failure;
-  for (std::size_t i = 0; i < cands.size() && !failure; ++i) {
-    try {
-      kept[i] = prune(cands[i]);
-    } catch (const std::exception &e) {
-      failure = what + ": prune_fn threw for [" + cands[i].to_string() + "]: " + e.what();
-    }
-  }
-
-  // 2-5. cache (judged above unless values are pinned), artifact, table, default
-  detail::stored_answer stored;
-  if (!failure) {
-    const detail::resolve_call call{k,          pinned_key, o,    cands,         kept,
-                                    default_fn, verbose,    what, cached.judged, cached.answer};
-    stored = detail::stored_proposal(state.sources(), call);
-    if (stored.search_among) {
-      kept = *stored.search_among;
-    }
-  }
-
-  // Agreement comes before any error of this rank's own, so that the ranks fail together.
-  // The space is named by its digest (the pinned values are in the key), so the text grows by
-  // one byte per candidate.
-  std::string text = pinned_key.to_string() + "|" + state.space_digest + "|";
-  text.reserve(text.size() + cands.size());
-  for (std::size_t i = 0; i < cands.size(); ++i) {
-    text += kept[i] ? '+' : '-';
-  }
-  const auto own = stored.answer ? std::optional(stored.answer->index) : std::nullopt;
-  const detail::vote v = detail::agree(
-      comm, what, "agreement on the candidate list and the stored proposal", text, own, failure);
-  if (!v.same_text) {
-    throw key_disagreement();
-  }
-  if (std::find(kept.begin(), kept.end(), true) == kept.end()) {
-    throw error(what + ": prune_fn removed all " + std::to_string(cands.size()) +
+  // 6. search every kept candidate (among the table's choices when it names several)
+  cands.prune_all();
+  const bool among = !detail::table_narrowing(state.sources(), cands).empty();
+  static_cast<void>(state.vote(comm, cands, "agreement on the candidate list",
+                               cands.vote_text(state.space_digest), std::nullopt));
+  if (cands.kept_count() == 0) {
+    throw error(cands.context() + ": prune_fn removed all " + std::to_string(cands.size()) +
                 " configs; it must keep at least one");
   }
-  if (stored.answer && v.same_proposal) {
-    const config &c = state.memory.insert(pinned_key, cands[stored.answer->index]).cfg;
-    return answered(c, stored.answer->from, to_string(stored.answer->from));
-  }
-
-  // 6. search (among the table's choices when it named several)
-  const config &c = state.search(pinned_key, cands, kept, comm, o, verbose, run, check);
-  state.last = stored.search_among ? source::table_search : source::search;
+  const config &c = state.search_and_store(cands, comm, verbose, run, check);
+  state.last = among ? source::table_search : source::search;
   return c;
 }
 
@@ -436,8 +345,8 @@ void tuner::key_fn_failed(std::exception_ptr e, const call_options *o) const {
     const std::lock_guard lock(m->resolve_mutex);
     communicator &comm = m->pick(o->comm);
     static_cast<void>(detail::agree(comm, "tuner '" + m->name + "'",
-                                    "agreement on the key and the cache proposal", "", std::nullopt,
-                                    failure));
+                                    "agreement on the key and the stored proposal", "",
+                                    std::nullopt, failure));
   }
   throw error(failure);
 }

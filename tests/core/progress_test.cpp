@@ -252,7 +252,7 @@ TEST(progress, durations) {
 }
 
 namespace {
-// One exhaustive search of the scale space through `detail::measure_and_pick`, its progress in
+// One exhaustive search of the scale space through `detail::search`, its progress in
 // `s` (plain lines, one per candidate: the clock moves 1 s per reading and the interval is 0).
 void search_with_progress(std::ostringstream &s, tunekit::communicator &comm, bool verbose,
                           bool progress, tunekit::launcher_info launcher = {},
@@ -278,11 +278,19 @@ void search_with_progress(std::ostringstream &s, tunekit::communicator &comm, bo
   const std::string what = "tuner 'scale', key (4096)";
   auto run = [](const config &) {};
   auto check = [](const config &) { return true; };
-  tunekit::detail::search_input in{"scale", what,   k,   cands, kept, comm,    false,
-                                   meas,    policy, run, check, rlog, verbose, settings};
-  in.progress = progress;
-  in.progress_out = &out;
-  const auto found = tunekit::detail::measure_and_pick(in);
+  const tunekit::winner_cache cache(dir.path());
+  const tunekit::hardware_info hw;
+  const auto found = tunekit::detail::search(
+      {.tuner = "scale",
+       .what = what,
+       .k = k,
+       .candidates = cands,
+       .kept = kept,
+       .comm = comm,
+       .settings = settings,
+       .measure = {meas, policy, run, check},
+       .transfer = {cache, false, {"scale", ""}, hw},
+       .output = {.log = rlog, .verbose = verbose, .progress = progress, .progress_out = &out}});
   if (budget >= cands.size()) {
     EXPECT_EQ(found.records[found.winner].config, tunekit_test::fastest);
   }

@@ -9,6 +9,7 @@
 #include <tunekit/tunekit.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -187,6 +188,86 @@ TEST(resolution_provenance, a_cache_hit_says_nothing_about_the_table) {
   EXPECT_EQ(f.with({.verbose = true})(4096), searched);
   EXPECT_EQ(f.tuner().last_source(), source::cache);
   EXPECT_EQ(log.dump().find("lookup table"), std::string::npos) << log.dump();
+}
+
+// The cache step asks prune_fn about the entry's winner alone: a hit costs one prune call.
+TEST(resolution_cache, a_hit_asks_prune_fn_about_its_winner_only) {
+  temp_dir cache;
+  log_capture log;
+  const auto o =
+      tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(cost), log);
+  std::size_t asked = 0;
+  auto make = [&] {
+    return tunekit::autotune(
+        "scale", space(), [](int n) { return key{n}; },
+        [&](const config &, int) {
+          ++asked;
+          return true;
+        },
+        [](int /*n*/, const config &c) { return c.get_int("BLOCK"); }, o);
+  };
+  EXPECT_EQ(make()(4096), searched);
+  asked = 0;
+  auto f = make();
+  EXPECT_EQ(f(4096), searched);
+  EXPECT_EQ(f.tuner().last_source(), source::cache);
+  EXPECT_EQ(asked, 1U);
+}
+
+// A stored winner that prune_fn now rejects is reported and the kept candidates are searched.
+TEST(resolution_cache, a_hit_whose_winner_is_pruned_searches_the_kept_ones) {
+  temp_dir cache;
+  log_capture log;
+  const auto o =
+      tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(cost), log);
+  EXPECT_EQ(tunekit::autotune(
+                "scale", space(), [](int n) { return key{n}; }, tunekit::keep_all{},
+                [](int /*n*/, const config &c) { return c.get_int("BLOCK"); }, o)(4096),
+            searched);
+  log.clear();
+  auto f = tunekit::autotune(
+      "scale", space(), [](int n) { return key{n}; },
+      [](const config &c, int) { return c.get_int("BLOCK") != searched; },
+      [](int /*n*/, const config &c) { return c.get_int("BLOCK"); }, o);
+  // 256 and 1024 tie at cost 2: the earlier candidate wins.
+  EXPECT_EQ(f(4096), 256);
+  EXPECT_EQ(f.tuner().last_source(), source::search);
+  EXPECT_NE(log.dump().find("is not among the current candidates; retuning"), std::string::npos)
+      << log.dump();
+}
+
+// An entry of schema /1 records no position for its winner and names the measuring rank of the
+// parallel split in its reasons: it is still served, found by value, and its ranks are read.
+TEST(resolution_cache, an_entry_of_schema_1_is_still_served) {
+  temp_dir cache;
+  log_capture log;
+  const auto o =
+      tunekit_test::options(cache.path(), std::make_shared<tunekit::simulated_measurer>(cost), log);
+  auto make = [&] {
+    return tunekit::autotune(
+        "scale", space(), [](int n) { return key{n}; }, tunekit::keep_all{},
+        [](int /*n*/, const config &c) { return c.get_int("BLOCK"); }, o);
+  };
+  auto first = make();
+  EXPECT_EQ(first(4096), searched);
+  const auto path = first.tuner().cache_path(key{4096});
+  auto j = nlohmann::json::parse(tunekit_test::read_text(path));
+  ASSERT_EQ(j.at("schema"), "tunekit.winner_cache/2");
+  j["schema"] = "tunekit.winner_cache/1";
+  j.erase("space");
+  j["candidates"][1]["reason"] = "measured on rank 1";
+  tunekit_test::write_text(path, j.dump(2));
+
+  const auto read = tunekit::winner_cache::read(path);
+  ASSERT_TRUE(read.found()) << read.detail;
+  EXPECT_FALSE(read.value->space.has_value());
+  EXPECT_EQ(read.value->candidates[1].measured_on, 1);
+  EXPECT_FALSE(read.value->candidates[0].measured_on.has_value());
+
+  auto f = make();
+  EXPECT_EQ(f(4096), searched);
+  EXPECT_EQ(f.tuner().last_source(), source::cache);
+  EXPECT_EQ(f.tuner().searches(), 0U);
 }
 
 } // namespace

@@ -199,7 +199,7 @@ TEST_F(winner_cache_test, entry_records_key_hardware_dependencies_winner_candida
   ASSERT_EQ(tune(1024, o).used, fastest);
 
   const json j = read_json(entry_of(1024));
-  EXPECT_EQ(j.at("schema"), "tunekit.winner_cache/1");
+  EXPECT_EQ(j.at("schema"), "tunekit.winner_cache/2");
   EXPECT_EQ(j.at("function"), (json{{"name", "gemm"}, {"version", "v1"}}));
   ASSERT_TRUE(j.at("key").is_array());
   ASSERT_EQ(j.at("key").size(), 1U);

@@ -89,7 +89,12 @@ struct search_evaluation {
 
 /// What a search found.
 struct search_outcome {
-  /// Best valid config (smallest time; ties to the smaller index), nullopt when none ran.
+  /// Best valid config in the search's own order (smallest time; ties to the smaller
+  /// search-space index), nullopt when none ran. This is the strategies' view, the one they steer
+  /// their proposals by. A tuner does not take it as its winner: the tuner's single winner rule
+  /// (smallest finite time, ties to the lowest candidate index) chooses among the measured
+  /// candidates (`history`). The two orders differ where a space's domains were sorted
+  /// (`search_space::from_configs`), so a tie can go to another config here than in the tuner.
   std::optional<std::size_t> best_index;
   double best_time_ms = std::numeric_limits<double>::infinity();
   /// Distinct configs measured.

@@ -1,3 +1,5 @@
+#include "strategy_base.hpp"
+
 #include <tunekit/error.hpp>
 #include <tunekit/strategy/run_search.hpp>
 
@@ -132,14 +134,11 @@ private:
       m_known.emplace(i, t);
       ++m_out.evaluations;
       m_out.history.push_back({i, t});
-      const bool better = t < m_out.best_time_ms || (t == m_out.best_time_ms && std::isfinite(t) &&
-                                                     m_out.best_index && i < *m_out.best_index);
-      if (better) {
-        if (t < m_out.best_time_ms) {
-          m_since_improvement = 0;
-        } else {
-          ++m_since_improvement;
-        }
+      const detail::observation o{i, t};
+      if (detail::improves(o, m_best)) {
+        // A tie to a smaller index is a new best but not an improvement of the time.
+        m_since_improvement = m_best && t == m_best->time_ms ? m_since_improvement + 1 : 0;
+        m_best = o;
         m_out.best_time_ms = t;
         m_out.best_index = i;
       } else {
@@ -179,6 +178,7 @@ private:
   steady::time_point m_started;
   std::unordered_map<std::size_t, double> m_known; // lookups only, never iterated
   std::size_t m_since_improvement = 0;
+  std::optional<detail::observation> m_best; // in the strategies' order (`detail::better`)
   search_outcome m_out;
 };
 

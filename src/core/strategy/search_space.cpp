@@ -1,3 +1,5 @@
+#include "domains.hpp"
+
 #include <tunekit/error.hpp>
 #include <tunekit/strategy/search_space.hpp>
 
@@ -6,7 +8,6 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <unordered_set>
 
 namespace tunekit {
 
@@ -24,63 +25,8 @@ struct search_space::state {
   mutable std::vector<std::size_t> enumerated; // valid indices of a product, once asked for
 };
 
-namespace {
-
-bool is_number(const value &v) noexcept { return v.is_int() || v.is_double(); }
-
-double number_of(const value &v) noexcept {
-  return v.is_int() ? static_cast<double>(v.as_int()) : v.as_double();
-}
-
-// Equal values, or numbers of equal value (2 and 2.0).
-bool values_match(const value &a, const value &b) noexcept {
-  if (a == b) {
-    return true;
-  }
-  return is_number(a) && is_number(b) && number_of(a) == number_of(b);
-}
-
-std::optional<std::size_t> find_in_domain(const parameter &p, const value &v) noexcept {
-  for (std::size_t i = 0; i < p.values.size(); ++i) {
-    if (p.values[i] == v) {
-      return i;
-    }
-  }
-  for (std::size_t i = 0; i < p.values.size(); ++i) {
-    if (values_match(p.values[i], v)) {
-      return i;
-    }
-  }
-  return std::nullopt;
-}
-
-void check_params(const std::vector<parameter> &params) {
-  if (params.empty()) {
-    throw error("search space needs at least one parameter");
-  }
-  std::set<std::string> names;
-  for (const auto &p : params) {
-    if (p.values.empty()) {
-      throw error("search space parameter '" + p.name + "' has no values");
-    }
-    if (!names.insert(p.name).second) {
-      throw error("search space parameter '" + p.name + "' is declared twice");
-    }
-    for (std::size_t i = 0; i < p.values.size(); ++i) {
-      for (std::size_t j = 0; j < i; ++j) {
-        if (p.values[i] == p.values[j]) {
-          throw error("search space parameter '" + p.name + "' lists the value " +
-                      p.values[i].to_string() + " twice");
-        }
-      }
-    }
-  }
-}
-
-} // namespace
-
 std::shared_ptr<search_space::state> search_space::make_state(std::vector<parameter> params) {
-  check_params(params);
+  detail::check_params(params);
   auto s = std::make_shared<search_space::state>();
   s->params = std::move(params);
   const std::size_t n = s->params.size();
@@ -111,60 +57,7 @@ search_space search_space::product(std::vector<parameter> params,
 }
 
 search_space search_space::from_configs(std::span<const config> configs) {
-  if (configs.empty()) {
-    throw error("search space from configs needs at least one config");
-  }
-  const config &first = configs.front();
-  if (first.empty()) {
-    throw error("search space from configs: the first config has no fields");
-  }
-  std::vector<parameter> params;
-  params.reserve(first.size());
-  for (const auto &f : first) {
-    params.push_back(parameter{f.name, {}});
-  }
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    const config &c = configs[i];
-    if (!c.template_id().empty()) {
-      throw error("search space from configs: config #" + std::to_string(i) + " (" + c.to_string() +
-                  ") has a template id; list one template's configs at a time");
-    }
-    if (c.size() != params.size()) {
-      throw error("search space from configs: config #" + std::to_string(i) + " (" + c.to_string() +
-                  ") has " + std::to_string(c.size()) + " fields, the first has " +
-                  std::to_string(params.size()));
-    }
-    for (std::size_t p = 0; p < params.size(); ++p) {
-      const field &f = c.fields()[p];
-      if (f.name != params[p].name) {
-        throw error("search space from configs: config #" + std::to_string(i) + " (" +
-                    c.to_string() + ") has field '" + f.name + "' where the first has '" +
-                    params[p].name + "'");
-      }
-      auto &dom = params[p].values;
-      if (std::find(dom.begin(), dom.end(), f.value) == dom.end()) {
-        dom.push_back(f.value);
-      }
-    }
-  }
-  for (auto &p : params) {
-    auto &dom = p.values;
-    if (std::all_of(dom.begin(), dom.end(), [](const value &v) { return is_number(v); })) {
-      std::stable_sort(dom.begin(), dom.end(),
-                       [](const value &a, const value &b) { return number_of(a) < number_of(b); });
-      // 2 and 2.0 are distinct values but would be one domain position: refuse them.
-      for (std::size_t i = 1; i < dom.size(); ++i) {
-        if (number_of(dom[i]) == number_of(dom[i - 1])) {
-          throw error("search space from configs: parameter '" + p.name + "' holds both " +
-                      dom[i - 1].to_string() + " and " + dom[i].to_string());
-        }
-      }
-    } else if (std::all_of(dom.begin(), dom.end(), [](const value &v) { return v.is_bool(); })) {
-      std::sort(dom.begin(), dom.end(),
-                [](const value &a, const value &b) { return !a.as_bool() && b.as_bool(); });
-    }
-  }
-  return from_configs(std::move(params), configs);
+  return from_configs(detail::inferred_parameters(configs), configs);
 }
 
 search_space search_space::from_configs(std::vector<parameter> params,
@@ -185,7 +78,7 @@ search_space search_space::from_configs(std::vector<parameter> params,
         throw error("search space from configs: config #" + std::to_string(i) + " (" +
                     c.to_string() + ") has no parameter '" + par.name + "'");
       }
-      auto d = find_in_domain(par, *v);
+      auto d = detail::find_in_domain(par, *v);
       if (!d) {
         throw error("search space from configs: config #" + std::to_string(i) + " (" +
                     c.to_string() + ") has " + par.name + "=" + v->to_string() +
@@ -301,7 +194,7 @@ std::optional<std::size_t> search_space::index_of(const config &c) const {
     if (v == nullptr) {
       return std::nullopt;
     }
-    auto d = find_in_domain(m_state->params[p], *v);
+    auto d = detail::find_in_domain(m_state->params[p], *v);
     if (!d) {
       return std::nullopt;
     }
@@ -476,57 +369,6 @@ std::size_t search_space::index_at(std::size_t position) const {
     throw error("search space has no listed config at position " + std::to_string(position));
   }
   return m_state->list_index[position];
-}
-
-std::vector<std::size_t> transfer_indices(const search_space &space,
-                                          std::span<const config> configs) {
-  std::vector<std::size_t> out;
-  std::unordered_set<std::size_t> seen; // membership only; the order is the order given
-  for (const config &c : configs) {
-    auto idx = space.index_of(c);
-    if (idx && space.is_valid(*idx) && seen.insert(*idx).second) {
-      out.push_back(*idx);
-    }
-  }
-  return out;
-}
-
-namespace {
-
-// Parameters whose values differ between `a` and `b`, up to `limit` (one missing from either
-// counts; configs of two templates differ in everything).
-std::size_t differing(const config &a, const config &b, std::size_t limit) {
-  if (a.template_id() != b.template_id()) {
-    return limit;
-  }
-  std::size_t n = 0;
-  for (const auto &[name, v] : a) {
-    const value *w = b.find(name);
-    n += w == nullptr || *w != v ? 1 : 0;
-    if (n >= limit) {
-      return n;
-    }
-  }
-  for (const auto &[name, v] : b) {
-    n += a.contains(name) ? 0 : 1;
-  }
-  return n;
-}
-
-} // namespace
-
-std::vector<config> distinct_best(std::span<const config> fastest_first, std::size_t k) {
-  std::vector<config> out;
-  for (const config &c : fastest_first) {
-    if (out.size() >= k) {
-      break;
-    }
-    if (std::all_of(out.begin(), out.end(),
-                    [&](const config &taken) { return differing(c, taken, 2) >= 2; })) {
-      out.push_back(c);
-    }
-  }
-  return out;
 }
 
 } // namespace tunekit

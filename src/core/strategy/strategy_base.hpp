@@ -1,12 +1,15 @@
 #pragma once
 // What every strategy keeps: the space, a seeded random source, the times told so far (looked up
 // by index, iterated in the order told), the candidates proposed but not yet told, and a helper
-// that draws valid configs not seen yet.
+// that draws valid configs not seen yet; and the order of results every strategy and the driver
+// share.
 
 #include <tunekit/strategy/strategy.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -20,6 +23,31 @@ struct observation {
   double time_ms = std::numeric_limits<double>::infinity();
 };
 
+/// The order of results inside a search: the smaller time first, ties to the smaller search-space
+/// index. Strategies steer by it and `run_search` reports its best by it
+/// (`search_outcome::best_index`); the tuner's winner is chosen by the tuner's own rule.
+[[nodiscard]] inline bool better(const observation &a, const observation &b) noexcept {
+  return a.time_ms < b.time_ms || (a.time_ms == b.time_ms && a.index < b.index);
+}
+
+/// Whether `o` replaces `best` as the best result so far: a finite time, `better` than `best`.
+[[nodiscard]] inline bool improves(const observation &o,
+                                   const std::optional<observation> &best) noexcept {
+  return std::isfinite(o.time_ms) && (!best || better(o, *best));
+}
+
+/// Per parameter: whether its domain is ordered, so that neighbouring positions are related
+/// (numbers, more than two values).
+[[nodiscard]] inline std::vector<bool> ordinal_parameters(const search_space &space) {
+  std::vector<bool> out;
+  for (const auto &p : space.parameters()) {
+    out.push_back(p.values.size() > 2 &&
+                  std::all_of(p.values.begin(), p.values.end(),
+                              [](const value &v) { return v.is_int() || v.is_double(); }));
+  }
+  return out;
+}
+
 class strategy_base : public strategy {
 public:
   void start(const search_space &space, std::uint64_t seed,
@@ -29,8 +57,7 @@ public:
     m_told.clear();
     m_known.clear();
     m_pending.clear();
-    m_best = observation{};
-    m_has_best = false;
+    m_best.reset();
     m_start_points.assign(start_points.begin(), start_points.end());
     on_start();
   }
@@ -40,11 +67,10 @@ public:
     if (!m_known.emplace(index, time_ms).second) {
       return; // a repeat: nothing new
     }
-    m_told.push_back({index, time_ms});
-    if (std::isfinite(time_ms) && (!m_has_best || time_ms < m_best.time_ms ||
-                                   (time_ms == m_best.time_ms && index < m_best.index))) {
-      m_best = {index, time_ms};
-      m_has_best = true;
+    const observation o{index, time_ms};
+    m_told.push_back(o);
+    if (improves(o, m_best)) {
+      m_best = o;
     }
     on_tell(index, time_ms);
   }
@@ -67,8 +93,9 @@ protected:
   void mark_pending(std::size_t index) { m_pending.insert(index); }
   [[nodiscard]] std::size_t pending_count() const noexcept { return m_pending.size(); }
   [[nodiscard]] const std::vector<observation> &told_results() const noexcept { return m_told; }
-  [[nodiscard]] bool has_best() const noexcept { return m_has_best; }
-  [[nodiscard]] const observation &best() const noexcept { return m_best; }
+  [[nodiscard]] bool has_best() const noexcept { return m_best.has_value(); }
+  /// The best result told so far (`improves`); only when `has_best()`.
+  [[nodiscard]] const observation &best() const noexcept { return *m_best; }
   [[nodiscard]] const std::vector<std::size_t> &start_points() const noexcept {
     return m_start_points;
   }
@@ -115,8 +142,7 @@ private:
   std::vector<observation> m_told;
   std::unordered_map<std::size_t, double> m_known; // lookups only
   std::unordered_set<std::size_t> m_pending;       // lookups only
-  observation m_best;
-  bool m_has_best = false;
+  std::optional<observation> m_best;
   std::vector<std::size_t> m_start_points;
 };
 

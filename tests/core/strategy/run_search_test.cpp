@@ -164,6 +164,23 @@ TEST(run_search, start_points_come_first_and_invalid_or_repeated_ones_are_skippe
   EXPECT_EQ(r.best_index, 0U); // equal times: the smaller index
 }
 
+// `best_index` is the search's own view: a tie goes to the smaller search-space index. In a space
+// whose structure was inferred the domains are sorted, so that is not the config listed first
+// (which a tuner's winner rule, ties to the lowest candidate index, would pick).
+TEST(run_search, a_tie_goes_to_the_smaller_search_space_index_not_the_first_listed) {
+  const std::vector<config> listed = {{{"A", 3}}, {{"A", 1}}, {{"A", 2}}};
+  const auto s = search_space::from_configs(listed);
+  auto strat = tunekit::make_strategy("random");
+  auto r =
+      tunekit::run_search(s, *strat, {.max_evaluations = 10}, [](std::span<const std::size_t> b) {
+        return std::vector<double>(b.size(), 1.0);
+      });
+  EXPECT_EQ(r.evaluations, 3U);
+  ASSERT_TRUE(r.best_index.has_value());
+  EXPECT_EQ(*r.best_index, *s.index_of({{"A", 1}}));
+  EXPECT_EQ(s.position_of(*r.best_index), 1U); // not position 0, the first listed
+}
+
 TEST(run_search, batches_never_exceed_the_batch_size_or_the_budget) {
   auto s = grid();
   auto strat = tunekit::make_strategy("hybrid");

@@ -37,17 +37,6 @@ tunekit::batch_evaluator bowl(const search_space &s) {
   };
 }
 
-// Times where nothing leads to the optimum (0.5): every config takes 2.0 but `winner` (1.0).
-tunekit::batch_evaluator needle(std::size_t winner, std::size_t optimum) {
-  return [=](std::span<const std::size_t> batch) {
-    std::vector<double> out;
-    for (auto i : batch) {
-      out.push_back(i == optimum ? 0.5 : i == winner ? 1.0 : 2.0);
-    }
-    return out;
-  };
-}
-
 class each_strategy : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(each_strategy, finds_the_optimum_of_a_small_constrained_space) {
@@ -145,141 +134,6 @@ TEST_P(each_strategy, survives_a_space_where_every_config_fails) {
 INSTANTIATE_TEST_SUITE_P(strategies, each_strategy, ::testing::ValuesIn(tunekit::strategy_names()),
                          [](const auto &p) { return p.param; });
 
-// A plateau (every config 2.0) with one transferred winner (1.0) and, one parameter away from it,
-// the optimum (0.5): nothing in the times points at it but its being a neighbour of the best. Once
-// the best stops improving, the default strategy searches the best's Hamming neighbourhood (28
-// configs here), so it finds the optimum within the start, 6 random configs, the stall of 10 and
-// that neighbourhood, where a global search would need thousands of the 4096 configs.
-TEST(hybrid, searches_the_neighbourhood_of_a_best_that_stopped_improving) {
-  std::vector<tunekit::value> eight = {0, 1, 2, 3, 4, 5, 6, 7};
-  auto s = search_space::product({{"A", eight}, {"B", eight}, {"C", eight}, {"D", eight}}, {});
-  const std::size_t winner = *s.index_of({{"A", 2}, {"B", 5}, {"C", 1}, {"D", 6}});
-  const std::size_t optimum = *s.index_of({{"A", 2}, {"B", 5}, {"C", 7}, {"D", 6}});
-  const auto times = needle(winner, optimum);
-  for (std::uint64_t seed = 0; seed < 5; ++seed) {
-    auto strat = tunekit::make_strategy("hybrid");
-    tunekit::search_options o;
-    o.seed = seed;
-    o.start_points = {winner};
-    auto r = tunekit::run_search(s, *strat, {.max_evaluations = 50}, times, o);
-    EXPECT_EQ(r.best_index, optimum) << "seed " << seed;
-  }
-}
-
-// Twelve switches (4096 configs); every config takes 2.0 but a known winner (1.0) and the optimum
-// (0.5), two switches away from the winner. Nothing in the times leads there, and the winner's
-// Hamming neighbourhood holds nothing better, so restarts keep searching elsewhere. After 200
-// evaluations the default strategy polishes the best config so far: its radius-two neighbourhood
-// (66 configs) is within its allowance of 100 proposals, so it finds the optimum by evaluation
-// 300 for every seed (random search finds it in 300 of 4096 about once in fourteen), and two runs
-// with one seed propose the same configs.
-TEST(hybrid, polishes_the_radius_two_neighbourhood_of_the_best_late_in_a_search) {
-  std::vector<tunekit::parameter> params;
-  for (const char *n : {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"}) {
-    params.push_back({n, {false, true}});
-  }
-  auto s = search_space::product(params, {});
-  const std::vector<std::uint32_t> switches = {1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1};
-  const std::size_t winner = s.from_digits(switches);
-  const std::size_t optimum = s.with_digit(s.with_digit(winner, 3, 0), 9, 1); // D and J switched
-  const auto times = needle(winner, optimum);
-  for (std::uint64_t seed = 0; seed < 5; ++seed) {
-    std::vector<std::vector<std::size_t>> runs;
-    for (int rep = 0; rep < 2; ++rep) {
-      auto strat = tunekit::make_strategy("hybrid");
-      tunekit::search_options o;
-      o.seed = seed;
-      o.batch_size = 4;
-      o.start_points = {winner};
-      auto r = tunekit::run_search(s, *strat, {.max_evaluations = 300}, times, o);
-      EXPECT_EQ(r.best_index, optimum) << "seed " << seed;
-      std::vector<std::size_t> order;
-      for (const auto &e : r.history) {
-        order.push_back(e.index);
-      }
-      runs.push_back(order);
-    }
-    EXPECT_EQ(runs[0], runs[1]) << "seed " << seed;
-  }
-}
-
-// The first `count` configs a strategy proposes on `s`, every one told the same time.
-std::vector<std::size_t> first_proposals(const search_space &s, const std::string &name,
-                                         std::uint64_t seed, std::size_t count) {
-  std::vector<std::size_t> proposed;
-  auto strat = tunekit::make_strategy(name);
-  tunekit::search_options o;
-  o.seed = seed;
-  (void)tunekit::run_search(
-      s, *strat, {.max_evaluations = count},
-      [&](std::span<const std::size_t> b) {
-        proposed.insert(proposed.end(), b.begin(), b.end());
-        return std::vector<double>(b.size(), 1.0);
-      },
-      o);
-  return proposed;
-}
-
-// The smallest number of parameters in which two of `configs` differ.
-std::size_t closest_pair(const search_space &s, const std::vector<std::size_t> &configs) {
-  std::size_t closest = s.dimensions();
-  for (std::size_t a = 0; a < configs.size(); ++a) {
-    for (std::size_t b = 0; b < a; ++b) {
-      std::size_t differ = 0;
-      for (std::size_t p = 0; p < s.dimensions(); ++p) {
-        differ += s.digit(configs[a], p) != s.digit(configs[b], p) ? 1 : 0;
-      }
-      closest = std::min(closest, differ);
-    }
-  }
-  return closest;
-}
-
-// The distinct values `configs` give each parameter, summed over the parameters.
-std::size_t values_covered(const search_space &s, const std::vector<std::size_t> &configs) {
-  std::size_t total = 0;
-  for (std::size_t p = 0; p < s.dimensions(); ++p) {
-    std::set<std::size_t> values;
-    for (std::size_t c : configs) {
-      values.insert(s.digit(c, p));
-    }
-    total += values.size();
-  }
-  return total;
-}
-
-// The default strategy's random start fills the space: each of its six random configs is, of 32
-// uniform samples, the one with the most parameter values that no config before it has, then the
-// one farthest from those before it. On 8 parameters of 4 values (seeds 0-9) its first four
-// configs give 27-29 of the 32 parameter values (all 32: a Latin hypercube; uniform draws 19-24),
-// and the closest two of its first six differ in 4-6 parameters (uniform draws: 1-4).
-TEST(hybrid, starts_from_configs_spread_over_the_space) {
-  std::vector<tunekit::value> four = {0, 1, 2, 3};
-  std::vector<tunekit::parameter> params;
-  for (const char *n : {"A", "B", "C", "D", "E", "F", "G", "H"}) {
-    params.push_back({n, four});
-  }
-  const auto s = search_space::product(params, {});
-  std::size_t hybrid_closest = 0;
-  std::size_t random_closest = 0;
-  std::size_t hybrid_covered = 0;
-  std::size_t random_covered = 0;
-  for (std::uint64_t seed = 0; seed < 10; ++seed) {
-    const auto h = first_proposals(s, "hybrid", seed, 6);
-    const auto r = first_proposals(s, "random", seed, 6);
-    const std::vector<std::size_t> h4(h.begin(), h.begin() + 4);
-    const std::vector<std::size_t> r4(r.begin(), r.begin() + 4);
-    EXPECT_GE(values_covered(s, h4), 26U) << "seed " << seed;
-    EXPECT_GE(closest_pair(s, h), 4U) << "seed " << seed;
-    hybrid_closest += closest_pair(s, h);
-    random_closest += closest_pair(s, r);
-    hybrid_covered += values_covered(s, h4);
-    random_covered += values_covered(s, r4);
-  }
-  EXPECT_GE(hybrid_closest, random_closest + 10) << hybrid_closest << " vs " << random_closest;
-  EXPECT_GE(hybrid_covered, random_covered + 40) << hybrid_covered << " vs " << random_covered;
-}
-
 // Batches wider than one after a restart of the model (a plateau stalls it for good): every
 // strategy keeps proposing distinct valid configs until the budget is spent, whatever the batch.
 TEST_P(each_strategy, keeps_proposing_in_wide_batches_on_a_plateau) {
@@ -312,6 +166,16 @@ TEST(make_strategy, names_the_known_strategies_for_an_unknown_name) {
     EXPECT_NE(what.find("hybrid"), std::string::npos);
   }
   EXPECT_EQ(tunekit::strategy_names().front(), tunekit::default_strategy_name);
+}
+
+TEST(make_strategy, makes_every_listed_strategy_under_its_own_name) {
+  const auto names = tunekit::strategy_names();
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+  for (const auto &name : names) {
+    auto strat = tunekit::make_strategy(name);
+    ASSERT_NE(strat, nullptr) << name;
+    EXPECT_EQ(strat->name(), name);
+  }
 }
 
 } // namespace

@@ -1,0 +1,41 @@
+#pragma once
+// How the record of a search becomes a winner cache entry (private to the core): the entry is
+// built here, beside its JSON form and its tuning log (cache_entry.cpp), and nowhere else.
+
+#include "search.hpp"
+
+#include <tunekit/config_space.hpp>
+#include <tunekit/hardware.hpp>
+#include <tunekit/key.hpp>
+#include <tunekit/measure.hpp>
+#include <tunekit/winner_cache.hpp>
+
+#include <string>
+
+namespace tunekit::detail {
+
+/// SHA-256 of every config's template and canonical text, in order: the same configs give the same
+/// digest however the space was built (a product here, an explicit list in the Python package).
+/// What `space_record::digest` holds (docs/cache.md, "space").
+[[nodiscard]] std::string space_digest(const config_space &space);
+
+/// Who searched, for what, with which settings: the parts of an entry the search does not know.
+struct entry_context {
+  const function_identity &function;
+  const key &k; ///< the stored key
+  const hardware_info &hw;
+  const tunekit::dependencies &deps;
+  const measure_policy &policy;
+  std::string measurer;
+  int world_size = 1;
+  /// The call's candidates and how many prune_fn (and a lookup table) left out.
+  std::size_t candidates = 0;
+  std::size_t pruned = 0;
+  const std::string &space_digest;
+};
+
+/// The entry recording `found`: its measured candidates (pruned ones are counted, not listed),
+/// the winner and its position among the call's candidates, the strategy's record, a timestamp.
+[[nodiscard]] cache_entry make_entry(const entry_context &ctx, search_result found);
+
+} // namespace tunekit::detail

@@ -1,0 +1,273 @@
+// "tpe": the tree-structured Parzen estimator (`tpe_strategy`, tpe.hpp): the kernels, the split
+// into a good group and the rest, the densities and their ratio, and the proposal loop that calls
+// on the hybrid's mechanisms (hybrid.cpp) when their settings switch them on.
+
+#include "tpe.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace tunekit::detail {
+
+void tpe_strategy::on_start() {
+  const search_space &s = space();
+  m_ordinal = ordinal_parameters(s);
+  // The kernel of an observation at position j ([j][i], normalised over the domain): a discrete
+  // Gaussian over ordered positions, an exact match elsewhere; the multivariate densities spread a
+  // share of it uniformly (the independent ones add a uniform prior instead).
+  const double smoothing = m_settings.multivariate ? m_settings.smoothing : 0.0;
+  m_kernel.assign(s.dimensions(), {});
+  for (std::size_t p = 0; p < s.dimensions(); ++p) {
+    const std::size_t m = s.domain_size(p);
+    m_kernel[p].assign(m, std::vector<double>(m, 0.0));
+    for (std::size_t j = 0; j < m; ++j) {
+      double total = 0;
+      for (std::size_t i = 0; i < m; ++i) {
+        const double dist =
+            (static_cast<double>(i) - static_cast<double>(j)) / m_settings.bandwidth;
+        m_kernel[p][j][i] = m_ordinal[p] ? std::exp(-0.5 * dist * dist) : (i == j ? 1.0 : 0.0);
+        total += m_kernel[p][j][i];
+      }
+      for (double &k : m_kernel[p][j]) {
+        k = (1 - smoothing) * k / total + smoothing / static_cast<double>(m);
+      }
+    }
+  }
+  m_good.clear();
+  m_log_ratio.clear();
+  m_fitted_at = SIZE_MAX;
+  m_since_best = 0;
+  m_epoch_start = 0;
+  m_epoch_best.reset();
+  m_polish_used = 0;
+}
+
+std::vector<observation> tpe_strategy::epoch_results() const {
+  const auto &all = told_results();
+  return {all.begin() + static_cast<std::ptrdiff_t>(std::min(m_epoch_start, all.size())),
+          all.end()};
+}
+
+void tpe_strategy::on_tell(std::size_t index, double time_ms) {
+  const observation o{index, time_ms};
+  if (improves(o, m_epoch_best)) {
+    m_epoch_best = o;
+    m_since_best = 0;
+  } else {
+    ++m_since_best;
+  }
+  if (has_best() && best().index == index) {
+    m_polish_used = 0; // a new best of everything told: the polish's centre moves
+  }
+}
+
+namespace {
+
+// The good group: the best `gamma` share of `n` told configs (at least one, at most `max_good`).
+std::size_t good_count(const tpe_settings &settings, std::size_t n) {
+  const auto wanted = static_cast<std::size_t>(std::ceil(settings.gamma * static_cast<double>(n)));
+  return std::clamp<std::size_t>(wanted, 1, std::max<std::size_t>(1, settings.max_good));
+}
+
+} // namespace
+
+void tpe_strategy::split(std::vector<observation> obs, points &good, points &bad) const {
+  std::sort(obs.begin(), obs.end(), better);
+  const std::size_t n_good = good_count(m_settings, obs.size());
+  good.clear();
+  bad.clear();
+  for (std::size_t k = 0; k < obs.size(); ++k) {
+    (k < n_good ? good : bad).push_back(space().digits(obs[k].index));
+  }
+}
+
+void tpe_strategy::fit() {
+  const search_space &s = space();
+  if (m_settings.multivariate) {
+    split(epoch_results(), m_good_points, m_bad_points);
+    m_fitted_at = told_results().size();
+    return;
+  }
+  std::vector<observation> obs = epoch_results();
+  std::sort(obs.begin(), obs.end(), better);
+  const std::size_t n = obs.size();
+  const std::size_t n_good = good_count(m_settings, n);
+  const std::size_t dims = s.dimensions();
+  m_good.assign(dims, {});
+  m_log_ratio.assign(dims, {});
+  for (std::size_t p = 0; p < dims; ++p) {
+    const std::size_t m = s.domain_size(p);
+    const auto &kernel = m_kernel[p];
+    std::vector<double> good(m, 1.0 / static_cast<double>(m)); // prior weight 1, uniform
+    std::vector<double> bad(m, 1.0 / static_cast<double>(m));
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t j = s.digit(obs[k].index, p);
+      auto &dst = k < n_good ? good : bad;
+      for (std::size_t i = 0; i < m; ++i) {
+        dst[i] += kernel[j][i];
+      }
+    }
+    const double good_total = 1.0 + static_cast<double>(n_good);
+    const double bad_total = 1.0 + static_cast<double>(n - std::min(n, n_good));
+    m_log_ratio[p].resize(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      good[i] /= good_total;
+      m_log_ratio[p][i] = std::log(good[i]) - std::log(bad[i] / bad_total);
+    }
+    m_good[p] = std::move(good);
+  }
+  m_fitted_at = told_results().size();
+}
+
+double tpe_strategy::density_ratio(const std::vector<std::uint32_t> &d, const points &good,
+                                   const points &bad) const {
+  auto density = [&](const points &centres) {
+    double sum = 0;
+    for (const auto &c : centres) {
+      double prod = 1;
+      for (std::size_t p = 0; p < d.size(); ++p) {
+        prod *= m_kernel[p][c[p]][d[p]];
+      }
+      sum += prod;
+    }
+    return sum / static_cast<double>(std::max<std::size_t>(1, centres.size()));
+  };
+  double uniform = 1;
+  for (std::size_t p = 0; p < d.size(); ++p) {
+    uniform /= static_cast<double>(space().domain_size(p));
+  }
+  // The uniform prior as one more member of each mixture keeps both densities positive.
+  const double g = (density(good) * static_cast<double>(good.size()) + uniform) /
+                   static_cast<double>(good.size() + 1);
+  const double b = (density(bad) * static_cast<double>(bad.size()) + uniform) /
+                   static_cast<double>(bad.size() + 1);
+  return std::log(g) - std::log(b);
+}
+
+double tpe_strategy::score(std::size_t index) const {
+  if (m_settings.multivariate) {
+    return density_ratio(space().digits(index), m_good_points, m_bad_points);
+  }
+  double total = 0;
+  for (std::size_t p = 0; p < m_log_ratio.size(); ++p) {
+    total += m_log_ratio[p][space().digit(index, p)];
+  }
+  return total;
+}
+
+std::size_t tpe_strategy::draw_good() {
+  if (m_settings.multivariate) {
+    const auto &c = m_good_points[rng().below(m_good_points.size())];
+    std::vector<std::uint32_t> d(c.size());
+    for (std::size_t p = 0; p < d.size(); ++p) {
+      d[p] = static_cast<std::uint32_t>(rng().weighted(m_kernel[p][c[p]]));
+    }
+    return space().from_digits(d);
+  }
+  std::vector<std::uint32_t> d(m_good.size());
+  for (std::size_t p = 0; p < d.size(); ++p) {
+    d[p] = static_cast<std::uint32_t>(rng().weighted(m_good[p]));
+  }
+  return space().from_digits(d);
+}
+
+std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
+  std::vector<std::size_t> out;
+  const search_space &s = space();
+  while (out.size() < max_batch) {
+    // Random configs besides the start points first: transferred winners alone would confine the
+    // model to the region where other devices were fast.
+    // After a restart, configs proposed in this batch count towards the fresh start, but the
+    // model needs at least one told result of the new epoch to fit.
+    const bool warm =
+        m_epoch_start == 0
+            ? told_results().size() >= m_settings.initial + start_points().size()
+            : told_results().size() > m_epoch_start &&
+                  told_results().size() + pending_count() >= m_epoch_start + m_settings.initial;
+    if (!warm && m_settings.spread > 0) {
+      if (auto c = draw_spread(out)) {
+        out.push_back(*c);
+        continue;
+      }
+    }
+    if (!warm || (m_settings.explore > 0 && rng().chance(m_settings.explore))) {
+      auto fresh = draw_unseen(1);
+      if (fresh.empty()) {
+        break;
+      }
+      out.push_back(fresh.front());
+      continue;
+    }
+    if (m_fitted_at != told_results().size()) {
+      fit();
+    }
+    if (auto r = polish()) {
+      mark_pending(*r);
+      out.push_back(*r);
+      continue;
+    }
+    if (auto r = refine()) {
+      mark_pending(*r);
+      out.push_back(*r);
+      continue;
+    }
+    if (m_settings.restart > 0 && m_since_best >= m_settings.restart) {
+      // A long stall and the trust region spent: the model starts over from fresh random configs,
+      // away from the basin it converged to (everything told stays seen, and the driver keeps the
+      // overall best).
+      m_epoch_start = told_results().size();
+      m_epoch_best.reset();
+      m_since_best = 0;
+      m_fitted_at = SIZE_MAX;
+      continue;
+    }
+    std::vector<std::size_t> pool;
+    for (std::size_t k = 0; k < m_settings.candidates; ++k) {
+      const std::size_t c = draw_good();
+      if (s.is_valid(c) && !seen(c)) {
+        pool.push_back(c);
+      }
+    }
+    if (m_settings.neighbour_tops > 0) {
+      std::vector<observation> obs = epoch_results();
+      std::erase_if(obs, [](const observation &o) { return !std::isfinite(o.time_ms); });
+      const std::size_t tops = std::min(m_settings.neighbour_tops, obs.size());
+      std::partial_sort(obs.begin(), obs.begin() + static_cast<std::ptrdiff_t>(tops), obs.end(),
+                        better);
+      for (std::size_t k = 0; k < tops; ++k) {
+        for (std::size_t c : s.neighbours(obs[k].index, neighbourhood::hamming)) {
+          if (!seen(c)) {
+            pool.push_back(c);
+          }
+        }
+      }
+    }
+    if (pool.empty()) {
+      auto fresh = draw_unseen(1);
+      if (fresh.empty()) {
+        break;
+      }
+      out.push_back(fresh.front());
+      continue;
+    }
+    std::size_t pick = pool.front();
+    double pick_score = score(pick);
+    for (std::size_t c : pool) {
+      const double sc = score(c);
+      if (sc > pick_score || (sc == pick_score && c < pick)) {
+        pick = c;
+        pick_score = sc;
+      }
+    }
+    mark_pending(pick);
+    out.push_back(pick);
+  }
+  return out;
+}
+
+std::unique_ptr<strategy> make_tpe_strategy(const tpe_settings &settings) {
+  return std::make_unique<tpe_strategy>("tpe", settings);
+}
+
+} // namespace tunekit::detail

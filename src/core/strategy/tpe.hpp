@@ -1,0 +1,88 @@
+#pragma once
+// The tree-structured Parzen estimator behind "tpe" and "hybrid". The estimator and its proposal
+// loop are in tpe.cpp; the mechanisms only the hybrid switches on (the space-filling start, the
+// trust region, the polish) are in hybrid.cpp.
+
+#include "strategies.hpp"
+#include "strategy_base.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tunekit::detail {
+
+/// Tree-structured Parzen estimator over the discrete space. The told configs are split into a
+/// good group (the best `gamma` share) and the rest; each group gets a density over the space
+/// built from kernels (a discrete Gaussian over the ordered positions of numeric domains, an exact
+/// match for other domains). Candidates are drawn from the good density and the valid unseen one
+/// with the best density ratio good/rest is proposed.
+///
+/// "tpe" uses independent per-parameter densities with a uniform prior (as Optuna's default).
+/// "hybrid" uses multivariate densities (a mixture of product kernels centred on the told
+/// configs, so that parameter interactions count), also scores the Hamming neighbours of the best
+/// configs (the model steers a local search), starts from fewer random configs and keeps a small
+/// chance of a uniform random proposal (so that transferred winners cannot confine it). It also
+/// refines and restarts: after `stall` told configs without a new best, it proposes the unseen
+/// Hamming neighbours of the best config first (a trust region of radius one, best density ratio
+/// first); after `restart` told configs without a new best and with that neighbourhood spent, the
+/// model forgets what it was told (it stays seen, never proposed again) and starts over from
+/// random configs, so that a search converged to one basin spends the rest of its budget looking
+/// for another. Its random configs (at the start and after a restart) fill the space: each is the
+/// one of `spread` uniform samples that brings the most parameter values no told config has (so
+/// the first configs cover each parameter's domain, as a Latin hypercube does), then the one
+/// farthest, in parameters that differ, from every config told so far (so that a restart starts
+/// away from the basins already searched).
+/// Late in a search (from `polish_after` told configs) it polishes the best config told so far:
+/// up to `polish` proposals in its radius-two neighbourhood, where an isolated optimum two
+/// parameters away from a broad basin lies that neither the model nor the radius-one trust region
+/// reaches.
+class tpe_strategy final : public strategy_base {
+public:
+  tpe_strategy(std::string_view name, const tpe_settings &settings)
+      : m_name(name), m_settings(settings) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return m_name; }
+  [[nodiscard]] std::vector<std::size_t> ask(std::size_t max_batch) override;
+
+private:
+  using points = std::vector<std::vector<std::uint32_t>>;
+
+  // tpe.cpp: the estimator.
+  void on_start() override;
+  void on_tell(std::size_t index, double time_ms) override;
+  void fit();
+  [[nodiscard]] double score(std::size_t index) const;
+  void split(std::vector<observation> obs, points &good, points &bad) const;
+  [[nodiscard]] double density_ratio(const std::vector<std::uint32_t> &d, const points &good,
+                                     const points &bad) const;
+  [[nodiscard]] std::size_t draw_good();
+  [[nodiscard]] std::vector<observation> epoch_results() const;
+
+  // hybrid.cpp: the space-filling start, the trust region and the polish.
+  [[nodiscard]] std::optional<std::size_t> draw_spread(std::span<const std::size_t> batch);
+  [[nodiscard]] std::optional<std::size_t> refine();
+  [[nodiscard]] std::optional<std::size_t> polish();
+  [[nodiscard]] std::vector<std::size_t> radius_two(std::size_t centre);
+
+  std::string m_name;
+  tpe_settings m_settings;
+  std::vector<bool> m_ordinal;                  // per parameter
+  std::vector<std::vector<double>> m_good;      // per parameter: density of the good group
+  std::vector<std::vector<double>> m_log_ratio; // per parameter: log good - log bad
+  // Multivariate: kernel tables per parameter ([centre][position]) and the groups' digits.
+  std::vector<std::vector<std::vector<double>>> m_kernel;
+  points m_good_points;
+  points m_bad_points;
+  std::size_t m_fitted_at = SIZE_MAX; // number of told results of the last fit
+  std::size_t m_since_best = 0;       // told configs since m_epoch_best improved
+  // Restarts: the model sees the results told since m_epoch_start only; m_epoch_best is the best of
+  // those, the centre of the trust region.
+  std::size_t m_epoch_start = 0;
+  std::optional<observation> m_epoch_best;
+  std::size_t m_polish_used = 0; // proposals around best(), the centre of the polish
+};
+
+} // namespace tunekit::detail
