@@ -32,8 +32,8 @@ call_candidates::call_candidates(const std::string &tuner, const config_space &s
                                  const key &input, const call_options &o,
                                  function_ref<bool(const config &)> prune)
     : m_space(space), m_options(o), m_prune(prune), m_input(input),
-      m_stored(o.pinned.empty() ? input : tunekit::stored_key(input, o.pinned)),
-      m_context("tuner '" + tuner + "', key " + m_stored.to_string()) {
+      m_stored(o.pinned.empty() ? key{} : tunekit::stored_key(input, o.pinned)),
+      m_context("tuner '" + tuner + "', key " + stored_key().to_string()) {
   check_pins(tuner, space, o);
 }
 
@@ -105,7 +105,7 @@ void call_candidates::narrow_to(std::span<const std::size_t> choices) {
 
 std::string call_candidates::vote_text(std::string_view space_digest) const {
   // The space is named by its digest, so the text grows by one byte per candidate.
-  std::string text = m_stored.to_string();
+  std::string text = stored_key().to_string();
   text += '|';
   text += space_digest;
   text += '|';

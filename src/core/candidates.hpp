@@ -28,7 +28,9 @@ public:
   /// key_fn's key (lookup table keys are built from it).
   [[nodiscard]] const key &input_key() const noexcept { return m_input; }
   /// The key the tuner stores: `stored_key(input, pinned)` (cache, artifact and memory identity).
-  [[nodiscard]] const key &stored_key() const noexcept { return m_stored; }
+  [[nodiscard]] const key &stored_key() const noexcept {
+    return m_options.pinned.empty() ? m_input : m_stored;
+  }
   [[nodiscard]] const config &pinned() const noexcept { return m_options.pinned; }
   /// "tuner 'x', key (...)" with the stored key: the context of the call's messages.
   [[nodiscard]] const std::string &context() const noexcept { return m_context; }
@@ -64,8 +66,8 @@ private:
   const config_space &m_space;
   const call_options &m_options;
   function_ref<bool(const config &)> m_prune;
-  key m_input;
-  key m_stored;
+  const key &m_input;
+  key m_stored; // with pinned values only
   std::string m_context;
   mutable std::optional<std::vector<config>> m_pinned_configs;
   std::vector<verdict> m_verdicts;
