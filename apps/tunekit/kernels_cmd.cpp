@@ -15,6 +15,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -52,23 +53,18 @@ std::string problem_of(const std::filesystem::path &root, const cuda::kernel_cac
   if (!e.problem.empty()) {
     return e.problem;
   }
-  std::string warning;
-  const cuda::kernel_cache cache(
-      root, [&warning](log_level, std::string_view msg) { warning = std::string(msg); });
+  // The verdict is printed here; the warning `load` also logs would say it twice.
+  const cuda::kernel_cache cache(root, [](log_level, std::string_view) {});
   const auto expected = cache.path_of(e.key, e.target);
   if (expected.filename() != e.path.filename()) {
     return "made for " + e.target + ", so it would be named " + expected.filename().string();
   }
-  if (cache.load(e.key, e.target)) {
+  const auto loaded = cache.load(e.key, e.target);
+  if (loaded.found()) {
     return {};
   }
-  // "compile cache: skipping <path>: <problem>; compiling it again" -> "<problem>"
-  const std::string head = "compile cache: skipping " + e.path.string() + ": ";
-  const std::string tail = "; compiling it again";
-  if (warning.starts_with(head) && warning.ends_with(tail)) {
-    return warning.substr(head.size(), warning.size() - head.size() - tail.size());
-  }
-  return warning.empty() ? std::string("cannot be read") : warning;
+  // `missing`: removed since `list` saw it.
+  return loaded.detail.empty() ? std::string("cannot be read") : loaded.detail;
 }
 
 } // namespace

@@ -111,9 +111,9 @@ int main(int argc, char **argv) {
 
       // The candidates of this shape: the space the tuner measures, and what it compiles ahead.
       const auto candidates = example::spread(example::xgemm_candidates(full, m, n, k), limit);
-      auto options = tunekit::cuda::make_tuner_options({.stream = stream});
-      options.version = program->digest();                 // an edit of the kernel retunes
-      options.preparer = tunekit::cuda::preparer(program); // compiles ahead of each measurement
+      // The program's digest is the version (an edit of the kernel retunes), and its preparer
+      // compiles ahead of each measurement.
+      auto options = tunekit::cuda::make_tuner_options(program, {.stream = stream});
       // Beyond the budget the default strategy searches; it measures a batch of candidates at a
       // time, one per core, and proposes the next two batches ahead, so that they compile while
       // the GPU measures this one.

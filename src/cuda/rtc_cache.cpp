@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -84,30 +85,34 @@ std::filesystem::path kernel_cache::path_of(std::string_view key, std::string_vi
   return m_dir / (std::string(key) + (is_cubin_target(target) ? ".cubin" : ".ptx"));
 }
 
-std::optional<kernel_binary> kernel_cache::load(std::string_view key,
-                                                std::string_view target) const {
-  const auto path = path_of(key, target);
+load_result<kernel_binary> kernel_cache::load(std::string_view key, std::string_view target) const {
+  load_result<kernel_binary> out;
+  out.path = path_of(key, target);
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    return std::nullopt;
+  if (!std::filesystem::exists(out.path, ec)) {
+    return out;
   }
-  const auto bytes = read_bytes(path);
-  std::string problem;
+  const auto bytes = read_bytes(out.path);
   if (!bytes) {
-    problem = std::string("cannot be read: ") + std::strerror(errno);
+    out.status = load_status::unreadable;
+    out.detail = std::string("cannot be read: ") + std::strerror(errno);
   } else {
     try {
       const parsed_file f = parse_file(*bytes);
       const auto size = f.header["bytes"].get<std::size_t>();
       if (f.header["key"].get<std::string>() != key) {
-        problem = "made for key " + f.header["key"].get<std::string>();
+        out.status = load_status::identity_mismatch;
+        out.detail = "made for key " + f.header["key"].get<std::string>();
       } else if (f.header["target"].get<std::string>() != target) {
-        problem = "made for " + f.header["target"].get<std::string>();
+        out.status = load_status::identity_mismatch;
+        out.detail = "made for " + f.header["target"].get<std::string>();
       } else if (f.payload.size() != size) {
-        problem = "truncated: " + std::to_string(f.payload.size()) + " of " + std::to_string(size) +
-                  " bytes";
+        out.status = load_status::invalid;
+        out.detail = "truncated: " + std::to_string(f.payload.size()) + " of " +
+                     std::to_string(size) + " bytes";
       } else if (tunekit::detail::sha256_hex(f.payload) != f.header["sha256"].get<std::string>()) {
-        problem = "checksum mismatch (corrupt binary)";
+        out.status = load_status::invalid;
+        out.detail = "checksum mismatch (corrupt binary)";
       } else {
         kernel_binary b;
         b.key = std::string(key);
@@ -117,15 +122,18 @@ std::optional<kernel_binary> kernel_cache::load(std::string_view key,
         b.compile_ms = f.header.value("compile_ms", 0.0);
         b.nvrtc = f.header["nvrtc"].get<std::string>();
         b.binary = std::string(f.payload);
-        return b;
+        out.status = load_status::found;
+        out.value = std::move(b);
+        return out;
       }
     } catch (const std::exception &e) {
-      problem = e.what();
+      out.status = load_status::invalid;
+      out.detail = e.what();
     }
   }
-  m_log(log_level::warning,
-        "compile cache: skipping " + path.string() + ": " + problem + "; compiling it again");
-  return std::nullopt;
+  m_log(log_level::warning, "compile cache: skipping " + out.path.string() + ": " + out.detail +
+                                "; compiling it again");
+  return out;
 }
 
 void kernel_cache::store(const kernel_binary &b) const {

@@ -56,16 +56,17 @@ namespace {
 // One NVRTC program, destroyed with the object.
 class nvrtc_program {
 public:
-  explicit nvrtc_program(const kernel_definition &d) {
+  explicit nvrtc_program(const nvrtc_source &source) {
     std::vector<const char *> names;
     std::vector<const char *> texts;
-    for (const auto &h : d.headers) {
-      names.push_back(h.name.c_str());
-      texts.push_back(h.text.c_str());
+    for (const auto &[name, text] : source.headers) {
+      names.push_back(name.c_str());
+      texts.push_back(text.c_str());
     }
-    check_nvrtc(nvrtcCreateProgram(&m_prog, d.source.text.c_str(), d.source.name.c_str(),
-                                   static_cast<int>(d.headers.size()), texts.data(), names.data()),
-                "nvrtcCreateProgram(" + d.source.name + ")");
+    check_nvrtc(nvrtcCreateProgram(&m_prog, source.text.c_str(), source.name.c_str(),
+                                   static_cast<int>(source.headers.size()), texts.data(),
+                                   names.data()),
+                "nvrtcCreateProgram(" + source.name + ")");
   }
   nvrtc_program(const nvrtc_program &) = delete;
   nvrtc_program &operator=(const nvrtc_program &) = delete;
@@ -93,15 +94,14 @@ private:
 
 } // namespace
 
-nvrtc_output run_nvrtc(const kernel_definition &d, const std::vector<std::string> &options,
-                       const std::string &name_expression, bool cubin,
-                       const std::string &description, const std::string &target) {
-  nvrtc_program prog(d);
+nvrtc_output run_nvrtc(const nvrtc_source &source, const nvrtc_job &job) {
+  nvrtc_program prog(source);
+  const std::string &name_expression = job.name_expression;
   check_nvrtc(nvrtcAddNameExpression(prog.get(), name_expression.c_str()),
               "nvrtcAddNameExpression(" + name_expression + ")");
   std::vector<const char *> opts;
-  opts.reserve(options.size());
-  for (const auto &o : options) {
+  opts.reserve(job.options.size());
+  for (const auto &o : job.options) {
     opts.push_back(o.c_str());
   }
   const nvrtcResult r = nvrtcCompileProgram(prog.get(), static_cast<int>(opts.size()), opts.data());
@@ -111,8 +111,8 @@ nvrtc_output run_nvrtc(const kernel_definition &d, const std::vector<std::string
     if (!msg.empty()) {
       msg += '\n';
     }
-    msg += "(" + std::string(nvrtcGetErrorString(r)) + " compiling " + description + " for " +
-           target + ")";
+    msg += "(" + std::string(nvrtcGetErrorString(r)) + " compiling " + job.description + " for " +
+           job.target + ")";
     throw error(msg);
   }
   nvrtc_output out;
@@ -121,7 +121,7 @@ nvrtc_output run_nvrtc(const kernel_definition &d, const std::vector<std::string
               "nvrtcGetLoweredName(" + name_expression + ")");
   out.lowered_name = lowered;
   std::size_t size = 0;
-  if (cubin) {
+  if (job.cubin) {
     check_nvrtc(nvrtcGetCUBINSize(prog.get(), &size), "nvrtcGetCUBINSize");
     out.binary.resize(size);
     check_nvrtc(nvrtcGetCUBIN(prog.get(), out.binary.data()), "nvrtcGetCUBIN");
@@ -146,25 +146,22 @@ std::string read_binary(const std::filesystem::path &path) {
 
 } // namespace
 
-nvrtc_output compile_in_worker(worker_process &worker, const kernel_definition &d,
-                               const std::vector<std::string> &options,
-                               const std::string &name_expression, bool cubin,
-                               const std::string &description, const std::string &target,
-                               const std::filesystem::path &out,
+nvrtc_output compile_in_worker(worker_process &worker, const nvrtc_source &source,
+                               const nvrtc_job &job, const std::filesystem::path &out,
                                std::chrono::milliseconds deadline) {
   nlohmann::json headers = nlohmann::json::array();
-  for (const auto &h : d.headers) {
-    headers.push_back({h.name, h.text});
+  for (const auto &[name, text] : source.headers) {
+    headers.push_back({name, text});
   }
   const nlohmann::json request = {
-      {"source_name", d.source.name},
-      {"source", d.source.text},
+      {"source_name", source.name},
+      {"source", source.text},
       {"headers", headers},
-      {"options", options},
-      {"name_expression", name_expression},
-      {"cubin", cubin},
-      {"description", description},
-      {"target", target},
+      {"options", job.options},
+      {"name_expression", job.name_expression},
+      {"cubin", job.cubin},
+      {"description", job.description},
+      {"target", job.target},
       {"out", out.string()},
   };
   std::string reply_text;
@@ -174,7 +171,8 @@ nvrtc_output compile_in_worker(worker_process &worker, const kernel_definition &
   } catch (const error &e) {
     std::error_code ec;
     std::filesystem::remove(out, ec);
-    throw error("compile worker, compiling " + description + " for " + target + ": " + e.what());
+    throw error("compile worker, compiling " + job.description + " for " + job.target + ": " +
+                e.what());
   }
   nlohmann::json reply;
   try {
@@ -197,7 +195,7 @@ nvrtc_output compile_in_worker(worker_process &worker, const kernel_definition &
   const auto bytes = reply.find("bytes");
   if (bytes == reply.end() || !bytes->is_number_unsigned() ||
       bytes->get<std::size_t>() != result.binary.size()) {
-    throw error("compile worker: the binary of " + description + " in " + out.string() +
+    throw error("compile worker: the binary of " + job.description + " in " + out.string() +
                 " is not the size the worker reported");
   }
   return result;
@@ -209,15 +207,16 @@ int serve_compiles(std::istream &in, std::ostream &out) {
     nlohmann::json reply;
     try {
       const auto r = nlohmann::json::parse(line);
-      kernel_definition d;
-      d.source = {r.at("source_name").get<std::string>(), r.at("source").get<std::string>()};
+      nvrtc_source source{
+          r.at("source_name").get<std::string>(), r.at("source").get<std::string>(), {}};
       for (const auto &h : r.at("headers")) {
-        d.headers.push_back({h.at(0).get<std::string>(), h.at(1).get<std::string>()});
+        source.headers.emplace_back(h.at(0).get<std::string>(), h.at(1).get<std::string>());
       }
-      const auto result =
-          run_nvrtc(d, r.at("options").get<std::vector<std::string>>(),
-                    r.at("name_expression").get<std::string>(), r.at("cubin").get<bool>(),
-                    r.at("description").get<std::string>(), r.at("target").get<std::string>());
+      const nvrtc_job job{r.at("options").get<std::vector<std::string>>(),
+                          r.at("name_expression").get<std::string>(), r.at("cubin").get<bool>(),
+                          r.at("description").get<std::string>(),
+                          r.at("target").get<std::string>()};
+      const auto result = run_nvrtc(source, job);
       const std::filesystem::path path = r.at("out").get<std::string>();
       {
         std::ofstream file(path, std::ios::binary | std::ios::trunc);

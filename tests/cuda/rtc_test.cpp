@@ -106,12 +106,15 @@ TEST(rtc_compile, compiles_a_cubin_for_sm_90_and_stores_it) {
   const tc::kernel_cache cache(dir.path());
   const auto path = cache.path_of(r.key, "sm_90");
   EXPECT_EQ(path, dir.path() / "kernels" / (r.key + ".cubin"));
-  const auto stored = cache.load(r.key, "sm_90");
-  ASSERT_TRUE(stored.has_value());
-  EXPECT_EQ(stored->binary.substr(0, 4), "\x7f"
-                                         "ELF"); // a cubin is an ELF image
-  EXPECT_EQ(stored->lowered_name, "scale");      // extern "C"
-  EXPECT_NE(stored->description.find("ELEMS=4"), std::string::npos);
+  const auto loaded = cache.load(r.key, "sm_90");
+  ASSERT_TRUE(loaded.found()) << loaded.detail;
+  EXPECT_EQ(loaded.path, path);
+  EXPECT_TRUE(loaded.detail.empty());
+  const tc::kernel_binary &stored = *loaded.value;
+  EXPECT_EQ(stored.binary.substr(0, 4), "\x7f"
+                                        "ELF"); // a cubin is an ELF image
+  EXPECT_EQ(stored.lowered_name, "scale");      // extern "C"
+  EXPECT_NE(stored.description.find("ELEMS=4"), std::string::npos);
   EXPECT_TRUE(log.warnings().empty()) << log.dump();
 }
 
@@ -126,9 +129,9 @@ TEST(rtc_compile, template_arguments_go_through_a_name_expression) {
   EXPECT_NE(a.key, b.key);
   const tc::kernel_cache cache(dir.path());
   const auto stored = cache.load(a.key, "sm_90");
-  ASSERT_TRUE(stored.has_value());
-  EXPECT_EQ(stored->lowered_name, "_Z4fillILi64EEvPfi"); // fill<64>(float*, int)
-  EXPECT_NE(stored->description.find("fill<64>"), std::string::npos);
+  ASSERT_TRUE(stored.found()) << stored.detail;
+  EXPECT_EQ(stored.value->lowered_name, "_Z4fillILi64EEvPfi"); // fill<64>(float*, int)
+  EXPECT_NE(stored.value->description.find("fill<64>"), std::string::npos);
 }
 
 TEST(rtc_compile, a_compile_error_is_a_candidate_error_starting_with_the_nvrtc_log) {

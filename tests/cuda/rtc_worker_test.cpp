@@ -3,6 +3,7 @@
 // its config only, and nothing is left in the temporary directory. No GPU needed.
 
 #include "../core/test_support.hpp"
+#include "rtc_nvrtc.hpp"
 #include "rtc_test_support.hpp"
 
 #include <tunekit/cuda/rtc.hpp>
@@ -57,10 +58,10 @@ TEST(rtc_worker, workers_make_the_binaries_nvrtc_makes_in_this_process) {
     EXPECT_EQ(a.key, b.key);
     const auto from_here = tc::kernel_cache(here_dir.path()).load(a.key, "sm_90");
     const auto from_worker = tc::kernel_cache(worker_dir.path()).load(b.key, "sm_90");
-    ASSERT_TRUE(from_here.has_value());
-    ASSERT_TRUE(from_worker.has_value());
-    EXPECT_EQ(from_worker->binary, from_here->binary) << c.to_string();
-    EXPECT_EQ(from_worker->lowered_name, "scale");
+    ASSERT_TRUE(from_here.found()) << from_here.detail;
+    ASSERT_TRUE(from_worker.found()) << from_worker.detail;
+    EXPECT_EQ(from_worker.value->binary, from_here.value->binary) << c.to_string();
+    EXPECT_EQ(from_worker.value->lowered_name, "scale");
   }
   EXPECT_EQ(there.summary().compiled, 6U);
   EXPECT_TRUE(log.warnings().empty()) << log.dump();
@@ -74,8 +75,8 @@ TEST(rtc_worker, template_arguments_come_back_with_their_lowered_name) {
   const auto r = program.compile(tunekit::config{{"TILE", 64}});
   ASSERT_EQ(r.status, tc::compile_status::compiled) << r.reason;
   const auto stored = tc::kernel_cache(dir.path()).load(r.key, "sm_90");
-  ASSERT_TRUE(stored.has_value());
-  EXPECT_EQ(stored->lowered_name, "_Z4fillILi64EEvPfi"); // fill<64>(float*, int)
+  ASSERT_TRUE(stored.found()) << stored.detail;
+  EXPECT_EQ(stored.value->lowered_name, "_Z4fillILi64EEvPfi"); // fill<64>(float*, int)
 }
 
 TEST(rtc_worker, a_compile_error_in_a_worker_keeps_the_nvrtc_log) {

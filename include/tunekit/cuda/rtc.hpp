@@ -21,9 +21,9 @@
 ///       return tunekit::cuda::launch_dims{.grid = dim3((n + block - 1) / block), .block =
 ///       dim3(block)};
 ///     });
-/// auto options = tunekit::cuda::make_tuner_options({.stream = stream});
-/// options.version = program->digest();             // a source edit retunes
-/// options.preparer = tunekit::cuda::preparer(program); // compile ahead while the GPU measures
+/// // version: the program's digest (a source edit retunes); preparer: compiles ahead while the
+/// // GPU measures.
+/// auto options = tunekit::cuda::make_tuner_options(program, {.stream = stream});
 /// auto tuned = tunekit::autotune("scale", space, key_fn, tunekit::keep_all{}, scale, options);
 /// tuned(x, y, n, stream);
 /// \endcode
@@ -47,15 +47,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <iosfwd>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -183,7 +179,10 @@ namespace rtc_detail {
 
 /// A loaded entry point and the limits read from its attributes. Made once per config.
 struct loaded_function {
-  void *function = nullptr;                       ///< CUfunction
+  void *function = nullptr; ///< CUfunction
+  /// The driver's `cuLaunchKernel` (type-erased: this header does not include cuda.h), set when
+  /// the function is loaded.
+  void (*launch_kernel)() = nullptr;
   int max_threads = 0;                            ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
   int registers = 0;                              ///< CU_FUNC_ATTRIBUTE_NUM_REGS
   std::size_t static_shared = 0;                  ///< CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
@@ -201,22 +200,53 @@ void launch(loaded_function &f, const dim3 &grid, const dim3 &block, unsigned sh
 template <class T>
 inline constexpr bool is_stream_v = std::is_same_v<std::decay_t<T>, cudaStream_t>;
 
-/// What NVRTC made of one config.
-struct nvrtc_output {
-  std::string binary; ///< cubin or PTX
-  std::string lowered_name;
+/// What a `runtime_kernel` keeps for one config: the config and its loaded entry point (the
+/// kernel adds what its launch needs from the config).
+struct launch_slot {
+  launch_slot(const config &c, loaded_function &f) : cfg(c), function(&f) {}
+  launch_slot(const launch_slot &) = delete;
+  launch_slot &operator=(const launch_slot &) = delete;
+  virtual ~launch_slot() = default;
+  config cfg;
+  loaded_function *function;
 };
 
-/// Compiles `name_expression` of `d` with NVRTC in this process for `target` (`sm_XY`: a cubin
-/// when `cubin`, else PTX). Throws `tunekit::error` with the first lines of NVRTC's log.
-[[nodiscard]] nvrtc_output run_nvrtc(const kernel_definition &d,
-                                     const std::vector<std::string> &options,
-                                     const std::string &name_expression, bool cubin,
-                                     const std::string &description, const std::string &target);
+/// A `runtime_kernel`'s slots, one per config's contents, found on the launch path by the config's
+/// address: a lock-free look at one of `ways` recent addresses, checked against the config's
+/// contents; a miss takes a lock (and makes the slot on the config's first launch).
+class launch_slots final {
+public:
+  launch_slots();
+  launch_slots(const launch_slots &) = delete;
+  launch_slots &operator=(const launch_slots &) = delete;
+  ~launch_slots();
 
-/// The compile worker's loop (`tunekit-cuda-worker --compile`, see `compile_options::worker`):
-/// one request per line on `in`, one reply per line on `out`, until `in` ends. Returns 0.
-int serve_compiles(std::istream &in, std::ostream &out);
+  /// The slot of `c`. On a miss (under the lock), `make()` makes it when no slot has `c`'s
+  /// contents yet; when `make` throws nothing is kept, so the next launch of `c` fails the same
+  /// way.
+  template <class Make> const launch_slot &find(const config &c, Make &&make) {
+    const std::size_t h = (reinterpret_cast<std::uintptr_t>(&c) >> 4) % ways;
+    const address *e = m_recent[h].load(std::memory_order_acquire);
+    if (e != nullptr && e->cfg == &c && e->slot->cfg == c) [[likely]] {
+      return *e->slot;
+    }
+    return find_slow(c, h, make);
+  }
+
+private:
+  struct address {
+    const config *cfg;
+    const launch_slot *slot;
+  };
+  static constexpr std::size_t ways = 16;
+
+  const launch_slot &find_slow(const config &c, std::size_t h,
+                               const std::function<std::unique_ptr<launch_slot>()> &make);
+
+  struct impl;
+  std::unique_ptr<impl> m_impl;
+  std::array<std::atomic<const address *>, ways> m_recent{};
+};
 
 } // namespace rtc_detail
 
@@ -332,59 +362,29 @@ public:
   }
 
 private:
-  struct slot {
-    config cfg;
+  struct slot final : rtc_detail::launch_slot {
+    slot(const config &c, rtc_detail::loaded_function &f, Params p)
+        : launch_slot(c, f), params(std::move(p)) {}
     Params params;
-    rtc_detail::loaded_function *function;
   };
-  struct address_entry {
-    const config *address;
-    const slot *s;
-  };
-  static constexpr std::size_t ways = 16;
 
   struct state {
     state(std::shared_ptr<kernel_program> p, params_fn pf, dims_fn df)
         : program(std::move(p)), params(std::move(pf)), dims(std::move(df)) {}
 
     const slot &find(const config &c) {
-      const std::size_t h = (reinterpret_cast<std::uintptr_t>(&c) >> 4) % ways;
-      const address_entry *e = recent[h].load(std::memory_order_acquire);
-      if (e != nullptr && e->address == &c && e->s->cfg == c) [[likely]] {
-        return *e->s;
-      }
-      return find_slow(c, h);
-    }
-
-    const slot &find_slow(const config &c, std::size_t h) {
-      const std::lock_guard lock(mutex);
-      const std::string text = c.to_string();
-      auto it = slots.find(text);
-      if (it == slots.end()) {
-        // Compile and load before the slot exists, so that a failure leaves nothing behind and the
-        // next launch of this config reports the same error.
+      return static_cast<const slot &>(slots.find(c, [this, &c] {
+        // Compile and load before the slot exists, so that a failure leaves nothing behind and
+        // the next launch of this config reports the same error.
         rtc_detail::loaded_function &f = program->load(c);
-        auto s = std::make_unique<slot>(slot{c, params(c), &f});
-        it = slots.emplace(text, std::move(s)).first;
-      }
-      // One entry per (address, slot): bounded even when a caller builds its config anew on the
-      // stack for every call.
-      auto &e = entries[{&c, it->second.get()}];
-      if (!e) {
-        e = std::make_unique<address_entry>(address_entry{&c, it->second.get()});
-      }
-      recent[h].store(e.get(), std::memory_order_release);
-      return *it->second;
+        return std::make_unique<slot>(c, f, params(c));
+      }));
     }
 
     std::shared_ptr<kernel_program> program;
     params_fn params;
     dims_fn dims;
-    std::mutex mutex;
-    std::unordered_map<std::string, std::unique_ptr<slot>> slots;
-    // Kept alive as long as the kernel: a reader may hold one.
-    std::map<std::pair<const config *, const slot *>, std::unique_ptr<address_entry>> entries;
-    std::array<std::atomic<const address_entry *>, ways> recent{};
+    rtc_detail::launch_slots slots;
   };
 
   std::shared_ptr<state> m_state;

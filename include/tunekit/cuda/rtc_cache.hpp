@@ -7,8 +7,8 @@
 /// A file is a one-line JSON header (schema, key, target, lowered name, payload size and SHA-256)
 /// followed by the binary (a cubin, or PTX where the driver compiles it at load). Files are
 /// written atomically; a reader that finds a truncated, corrupt or mismatched file reports it
-/// through the log sink and answers "not cached", so the kernel is compiled again and the file
-/// rewritten. Nothing here touches CUDA: the cache is plain files.
+/// through the log sink and answers why it did not use it (`load_result`), so the kernel is
+/// compiled again and the file rewritten. Nothing here touches CUDA: the cache is plain files.
 ///
 /// \code
 /// tunekit::cuda::kernel_cache cache(tunekit::environment::from_env().cache_dir);
@@ -16,11 +16,11 @@
 /// cache.clear();  // `tunekit kernels clear`
 /// \endcode
 
+#include <tunekit/load_result.hpp>
 #include <tunekit/log.hpp>
 
 #include <cstddef>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,11 +76,23 @@ public:
   /// `<dir>/<key>.cubin` for a cubin target, `<dir>/<key>.ptx` for a PTX one.
   [[nodiscard]] std::filesystem::path path_of(std::string_view key, std::string_view target) const;
 
-  /// The stored binary of `key` for `target`, or nothing when there is none. A file that exists
-  /// but is truncated, corrupt or made for other inputs is reported as a warning and answers
-  /// nothing (the caller compiles again and `store` replaces it).
-  [[nodiscard]] std::optional<kernel_binary> load(std::string_view key,
-                                                  std::string_view target) const;
+  /// The stored binary of `key` for `target` (`found`), or why there is none: `missing` (no
+  /// file), `unreadable`, `invalid` (truncated, corrupt, not a binary of this cache) or
+  /// `identity_mismatch` (made for another key or target), with `detail` saying what and `path`
+  /// naming the file. A file that exists but is not used is also reported to the log sink as
+  /// "compile cache: skipping <path>: <detail>; compiling it again" (the caller compiles again and
+  /// `store` replaces it). Never throws for a bad file.
+  ///
+  /// \code
+  /// if (const auto r = cache.load(key, "sm_90"); r.found()) {
+  ///   use(r.value->binary);
+  /// } else if (r.rejected()) {
+  ///   std::printf("%s: %s (%s)\n", r.path.c_str(), r.detail.c_str(),
+  ///               std::string(tunekit::to_string(r.status)).c_str());
+  /// }
+  /// \endcode
+  [[nodiscard]] load_result<kernel_binary> load(std::string_view key,
+                                                std::string_view target) const;
 
   /// Writes `b` atomically (temp file, then rename). Throws `tunekit::error` naming the path when
   /// it cannot be written.

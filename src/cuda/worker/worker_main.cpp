@@ -7,6 +7,7 @@
 // resources) replies {"error": ...}; one that poisons it (an illegal address) replies
 // {"error": ..., "fatal": true} and exits, and the parent starts a new worker.
 
+#include "rtc_nvrtc.hpp"
 #include "worker_request.hpp"
 
 #include <tunekit/cuda/error.hpp>

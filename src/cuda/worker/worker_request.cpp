@@ -89,8 +89,9 @@ argument parse_argument(const json &a, const std::string &what) {
   if (a.size() != 1) {
     bad(what, "must hold one scalar such as {\"i32\": 5}");
   }
-  const std::string type = a.begin().key();
-  const json &v = a.begin().value();
+  const auto only = a.begin();
+  const std::string type = only.key();
+  const json &v = only.value();
   const std::string w = what + "." + type;
   if (type == "f32" || type == "f64") {
     if (!v.is_number()) {
