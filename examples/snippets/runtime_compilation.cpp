@@ -21,6 +21,10 @@ bool prune_fn(const tunekit::config &, const float *, const float *, float *, in
   return true;
 }
 void report(const tunekit::cuda::kernel_cache_entry &e) { std::puts(e.key.c_str()); }
+void report_bad(const std::filesystem::path &path, tunekit::load_status status,
+                const std::string &detail) {
+  std::printf("%s (%d): %s\n", path.c_str(), static_cast<int>(status), detail.c_str());
+}
 
 } // namespace
 
@@ -52,9 +56,9 @@ auto xgemm = tc::make_runtime_kernel<const float *, const float *, float *, int,
       return tc::launch_dims{.grid = dim3(rows / t.mwg, cols / t.nwg), .block = dim3(t.mdimc, t.ndimc)};
     });
 
-auto options = tc::make_tuner_options({.stream = stream});
-options.version = program->digest();            // editing the kernel or a header retunes
-options.preparer = tc::preparer(program);       // each batch compiled ahead on the pool
+// version = program->digest(): editing the kernel or a header retunes;
+// preparer = tc::preparer(program): each batch compiled ahead on the pool.
+auto options = tc::make_tuner_options(program, {.stream = stream});
 auto tuned = tunekit::autotune("xgemm", space, key_fn, prune_fn, xgemm, options);
 
 tuned(a, b, c, m, n, k, stream);
@@ -66,6 +70,9 @@ void kernel_cache_page() {
 tunekit::cuda::kernel_cache cache = tunekit::cuda::kernel_cache::from_env();
 for (const auto &e : cache.list()) { // path, key, target, description, nvrtc, created, bytes,
   report(e);                         // compile_ms, problem (non-empty: unreadable header)
+  if (const auto r = cache.load(e.key, e.target); r.rejected()) {
+    report_bad(r.path, r.status, r.detail); // what the tuner would skip, and why
+  }
 }
 std::size_t removed = cache.clear(); // every binary and stale temp file
 // page end
