@@ -4,18 +4,21 @@
 # each tree's three targets, runs them ROUNDS times alternating which tree goes first, writes every
 # JSON into OUT_DIR and prints the medians side by side last.
 #
-#   bash bench/hot_path_ab.sh OUT_DIR BEFORE_SRC [ROUNDS]
+#   bash bench/hot_path_ab.sh OUT_DIR BEFORE_SRC [AFTER_SRC [ROUNDS]]
 #
 # BEFORE_SRC is a checkout of the earlier commit (e.g. `git archive <commit> | tar -x -C dir`);
-# the tree this script lives in is "after".
+# AFTER_SRC defaults to the tree this script lives in. Build directories go beside this script's
+# tree (build-hot-before, build-hot-after).
 set -uo pipefail
 
-out=${1:?usage: bench/hot_path_ab.sh OUT_DIR BEFORE_SRC [ROUNDS]}
-before_src=$(cd "${2:?usage: bench/hot_path_ab.sh OUT_DIR BEFORE_SRC [ROUNDS]}" && pwd)
-rounds=${3:-3}
+usage="usage: bench/hot_path_ab.sh OUT_DIR BEFORE_SRC [AFTER_SRC [ROUNDS]]"
+out=${1:?$usage}
+before_src=$(cd "${2:?$usage}" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+after_src=$(cd "${3:-$here}" && pwd)
+rounds=${4:-3}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-after_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 4)
 targets=(tunekit_bench_hot_path tunekit_cuda_bench_hot_path tunekit_cuda_bench_rtc_hot_path)
 
@@ -24,12 +27,12 @@ build() { # build SRC DIR
     -DTUNEKIT_WERROR=OFF -DTUNEKIT_BUILD_TESTS=OFF >"$out/configure-$(basename "$2").log" 2>&1 &&
     cmake --build "$2" -j "$jobs" --target "${targets[@]}" >"$out/build-$(basename "$2").log" 2>&1
 }
-build "$before_src" "$after_src/build-hot-before" || { echo "before: build failed"; tail -20 "$out/build-build-hot-before.log"; exit 1; }
-build "$after_src" "$after_src/build-hot-after" || { echo "after: build failed"; tail -20 "$out/build-build-hot-after.log"; exit 1; }
+build "$before_src" "$here/build-hot-before" || { echo "before: build failed"; tail -20 "$out/build-build-hot-before.log"; exit 1; }
+build "$after_src" "$here/build-hot-after" || { echo "after: build failed"; tail -20 "$out/build-build-hot-after.log"; exit 1; }
 
 run_tree() { # run_tree NAME ROUND
-  local b=$after_src/build-hot-$1
-  "$b/bench/tunekit_bench_hot_path" --benchmark_repetitions=5 \
+  local b=$here/build-hot-$1
+  "$b/bench/tunekit_bench_hot_path" --benchmark_repetitions=3 \
     --benchmark_out="$out/core-$1-$2.json" --benchmark_out_format=json >/dev/null 2>&1 ||
     echo "core $1 round $2 failed"
   "$b/bench/cuda/tunekit_cuda_bench_hot_path" --out "$out/cuda-$1-$2.json" >/dev/null 2>&1 ||
@@ -66,9 +69,23 @@ rows = [("core: resolved call (ns)", lambda t: core(t, "tuned_resolved_key")),
         ("cuda: dispatch added (us)", lambda t: field("cuda", t, "dispatch_added_us")),
         ("rtc: tuned runtime_kernel added (us)", lambda t: field("rtc", t, "tuned_added_us")),
         ("rtc: runtime_kernel added (us)", lambda t: field("rtc", t, "runtime_kernel_added_us"))]
+def per_round(kind, tree, pick):
+    return [pick(d) for d in load(kind, tree)]
 summary = {name: {"before": f("before"), "after": f("after")} for name, f in rows}
 (out / "summary.json").write_text(json.dumps({"rounds": rounds, "medians": summary}, indent=2))
+def core_round(name):
+    return lambda d: next((b["real_time"] for b in d["benchmarks"] if b["name"] == f"{name}_median"), float("nan"))
+print("per round (before | after):")
+for label, kind, pick in [("core resolved call ns", "core", core_round("tuned_resolved_key")),
+                          ("core rotating ns", "core", core_round("tuned_resolved_key_rotating")),
+                          ("cuda decoded us", "cuda", lambda d: d.get("launch_decoded_added_us", float("nan"))),
+                          ("rtc tuned us", "rtc", lambda d: d.get("tuned_added_us", float("nan")))]:
+    b = " ".join(f"{v:.4f}" for v in per_round(kind, "before", pick))
+    a = " ".join(f"{v:.4f}" for v in per_round(kind, "after", pick))
+    print(f"  {label:24} {b} | {a}")
 print(f"{'median over rounds':48} {'before':>10} {'after':>10}")
 for name, v in summary.items():
     print(f"{name:48} {v['before']:10.4f} {v['after']:10.4f}")
 PY
+# Every JSON in one file, so that a machine that hands back few files returns them all.
+tar -czf "$out/hot_path_ab.tar.gz" -C "$out" $(cd "$out" && ls *.json)
