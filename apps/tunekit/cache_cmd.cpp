@@ -1,6 +1,7 @@
 // `tunekit cache list | show | clear`, and the valid entries the other commands read.
 
 #include "commands.hpp"
+#include "common.hpp"
 
 #include "format.hpp"
 #include "json_io.hpp"
@@ -17,8 +18,6 @@ using detail::json;
 namespace {
 
 double winner_time(const cache_entry &e) { return e.candidates[e.winner_index].time_ms; }
-
-const char *plural(std::size_t n, const char *one, const char *many) { return n == 1 ? one : many; }
 
 json summary_json(const load_result<cache_entry> &r) {
   json j{{"path", r.path.string()}};
@@ -85,10 +84,12 @@ void print_entry(const cache_entry &e) {
 
 } // namespace
 
-winner_cache open_cache(const global_options &g) {
-  return winner_cache(g.cache_dir.empty() ? environment::from_env().cache_dir
-                                          : std::filesystem::path(g.cache_dir));
+std::filesystem::path cache_root(const global_options &g) {
+  return g.cache_dir.empty() ? environment::from_env().cache_dir
+                             : std::filesystem::path(g.cache_dir);
 }
+
+winner_cache open_cache(const global_options &g) { return winner_cache(cache_root(g)); }
 
 std::vector<cache_entry> valid_entries(const winner_cache &cache, const std::string &function,
                                        const std::string &version) {

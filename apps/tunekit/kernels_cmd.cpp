@@ -2,6 +2,7 @@
 // (`<cache_dir>/kernels`, tunekit/cuda/rtc_cache.hpp). Built only with the cuda backend.
 
 #include "commands.hpp"
+#include "common.hpp"
 
 #include "format.hpp"
 #include "json_io.hpp"
@@ -24,13 +25,6 @@ namespace tunekit::cli {
 using detail::json;
 
 namespace {
-
-std::filesystem::path cache_root(const global_options &g) {
-  return g.cache_dir.empty() ? environment::from_env().cache_dir
-                             : std::filesystem::path(g.cache_dir);
-}
-
-const char *plural(std::size_t n, const char *one, const char *many) { return n == 1 ? one : many; }
 
 // `18.4 KiB`.
 std::string format_bytes(std::size_t bytes) {

@@ -3,6 +3,7 @@
 #include "commands.hpp"
 
 #include "json_io.hpp"
+#include "os.hpp"
 
 #include <tunekit/error.hpp>
 #include <tunekit/lookup_table.hpp>
@@ -57,7 +58,7 @@ int table_export(const global_options &g, const table_export_options &o) {
   if (o.out.empty() || o.out == "-") {
     std::cout << text;
   } else {
-    write_file_atomically(o.out, text);
+    detail::write_file_atomically(o.out, text);
     std::cerr << "wrote " << t.size() << " keys to " << o.out << "\n";
   }
   return 0;

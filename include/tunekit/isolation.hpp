@@ -30,58 +30,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace tunekit {
 
-/// A child process that answers one line with one line. Started at the first request and again at
-/// the first request after it died or was stopped. Not thread-safe: one request at a time.
-class worker_process {
-public:
-  /// `command`: the program (looked up in PATH when it has no '/') and its arguments. Throws
-  /// `tunekit::error` when it is empty.
-  explicit worker_process(std::vector<std::string> command, std::size_t stderr_lines = 8);
-  /// Stops the worker (see `stop`).
-  ~worker_process();
-  worker_process(const worker_process &) = delete;
-  worker_process &operator=(const worker_process &) = delete;
-
-  /// Sends `line` (without its newline; it must contain none) and returns the reply line, without
-  /// its newline. Throws `tunekit::error` when the worker cannot be started, died before
-  /// replying ("worker died: signal SIGSEGV (Segmentation fault)", "worker died: exit status 3",
-  /// then the last lines of its stderr), or did not reply within `deadline` ("exceeded the
-  /// deadline of 2000 ms"; the worker is killed). After any of these the next request starts a
-  /// new worker.
-  [[nodiscard]] std::string request(std::string_view line, std::chrono::milliseconds deadline);
-
-  /// Ends the worker: closes its stdin, gives it `grace` to exit, then kills it (SIGKILL), and
-  /// reaps it. Nothing when none is running.
-  void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(500));
-
-  /// Whether a worker process is running now (started and not known to have ended).
-  [[nodiscard]] bool running() const noexcept { return m_pid > 0; }
-  /// Its process id, or 0 when none runs.
-  [[nodiscard]] int pid() const noexcept { return m_pid; }
-  /// Workers started so far (1 + restarts).
-  [[nodiscard]] std::size_t starts() const noexcept { return m_starts; }
-
-private:
-  void start();
-  [[nodiscard]] std::string died(std::chrono::steady_clock::time_point until);
-  void drain_stderr(bool to_eof);
-  void close_fds() noexcept;
-  [[nodiscard]] std::string stderr_tail() const;
-
-  std::vector<std::string> m_command;
-  std::size_t m_stderr_lines;
-  int m_pid = 0;
-  int m_io = -1;  // our end of the worker's stdin/stdout socket
-  int m_err = -1; // read end of the worker's stderr pipe
-  std::string m_out;
-  std::string m_err_text;
-  std::size_t m_starts = 0;
-};
+namespace detail {
+class child_process;
+} // namespace detail
 
 /// How an `isolated_measurer` runs its worker.
 struct isolated_options {
@@ -109,6 +64,7 @@ class isolated_measurer final : public measurer {
 public:
   /// Throws `tunekit::error` for an empty command or a deadline that is not positive.
   explicit isolated_measurer(isolated_options options);
+  ~isolated_measurer() override;
   [[nodiscard]] std::vector<double> measure(const candidate_info &info,
                                             detail::function_ref<void()> run,
                                             const measure_policy &policy) override;
@@ -124,7 +80,7 @@ public:
 private:
   isolated_options m_options;
   mutable std::mutex m_mutex;
-  worker_process m_worker;
+  std::unique_ptr<detail::child_process> m_worker;
 };
 
 } // namespace tunekit

@@ -30,10 +30,6 @@
 
 namespace tunekit::serve {
 
-/// Bytes of the broadcast that starts each step (a request, a heartbeat, the stop): a header and
-/// the request's path and body when they fit; a larger request takes a second broadcast.
-inline constexpr std::size_t frame_bytes = 1024;
-
 /// One request as every rank sees it. The views are valid during the handler's call only.
 struct request {
   /// 0, 1, 2, ... in the order every rank executes requests.
@@ -109,12 +105,13 @@ struct summary {
 /// rank after the requests queued before it; `GET /health` answers JSON (ranks, requests served,
 /// failed, queued, last error) without involving the other ranks.
 ///
-/// Per request the ranks make one broadcast of `frame_bytes` (a second one for a request that does
-/// not fit) and one max-reduction of `size()+1` doubles saying on which ranks the handler threw;
-/// nothing else (no barrier, no device synchronisation). A collective that fails or times out (a
-/// follower died or hangs) makes rank 0 answer 503 with the communicator's message, answer
-/// everything queued 503, and every rank return `communicator_failed`: the communicator is out of
-/// step and the application should not use it again (with NCCL: abort it).
+/// Per request the ranks make one broadcast of a 1 KiB frame (a header, and the request's path and
+/// body when they fit; a second broadcast for a request that does not) and one max-reduction of
+/// `size()+1` doubles saying on which ranks the handler threw; nothing else (no barrier, no device
+/// synchronisation). A collective that fails or times out (a follower died or hangs) makes rank 0
+/// answer 503 with the communicator's message, answer everything queued 503, and every rank return
+/// `communicator_failed`: the communicator is out of step and the application should not use it
+/// again (with NCCL: abort it).
 class worker final {
 public:
   /// Collective over `comm`: rank 0 binds its port and tells every rank whether it could;

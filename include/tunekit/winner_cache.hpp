@@ -177,8 +177,4 @@ private:
   std::filesystem::path m_root;
 };
 
-/// Writes `text` to `path` atomically: a temp file in the same directory, flushed, then renamed
-/// over `path`. Creates the directory. Throws `tunekit::error` naming the path on failure.
-void write_file_atomically(const std::filesystem::path &path, std::string_view text);
-
 } // namespace tunekit

@@ -1,4 +1,5 @@
 #include "json_io.hpp"
+#include "os.hpp"
 #include "sha256.hpp"
 
 #include <tunekit/artifact.hpp>
@@ -6,8 +7,6 @@
 #include <tunekit/winner_cache.hpp>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 namespace tunekit {
 
@@ -35,17 +34,6 @@ namespace {
 
 json device_json(const device_identity &d) {
   return json{{"name", d.name}, {"arch", d.arch}, {"units", d.units}};
-}
-
-std::string read_file(const std::filesystem::path &path, bool &ok) {
-  std::ifstream in(path, std::ios::binary);
-  ok = static_cast<bool>(in);
-  std::stringstream buf;
-  if (ok) {
-    buf << in.rdbuf();
-    ok = !in.bad();
-  }
-  return buf.str();
 }
 
 } // namespace
@@ -142,15 +130,14 @@ load_result<artifact> load_artifact(const std::filesystem::path &dir, std::strin
   if (!std::filesystem::exists(out.path, ec)) {
     return out;
   }
-  bool ok = false;
-  const std::string text = read_file(out.path, ok);
-  if (!ok) {
+  const auto text = detail::read_file(out.path);
+  if (!text) {
     out.status = load_status::unreadable;
     out.detail = "cannot be read";
     return out;
   }
   try {
-    artifact a = artifact_from_json(text);
+    artifact a = artifact_from_json(*text);
     out.status = load_status::identity_mismatch;
     if (a.name != name) {
       out.detail = "belongs to artifact '" + a.name + "'";
@@ -272,18 +259,17 @@ std::filesystem::path store_artifact(const std::filesystem::path &dir, const art
                 a.device.arch + "', " + std::to_string(a.device.units) + " units)");
   }
   const auto path = artifact_path(dir, a.name, a.key, a.device);
-  write_file_atomically(path, to_json(a));
+  detail::write_file_atomically(path, to_json(a));
   return path;
 }
 
 std::string artifact_file_problem(const std::filesystem::path &path) {
-  bool ok = false;
-  const std::string text = read_file(path, ok);
-  if (!ok) {
+  const auto text = detail::read_file(path);
+  if (!text) {
     return "cannot be read";
   }
   try {
-    const artifact a = artifact_from_json(text);
+    const artifact a = artifact_from_json(*text);
     const std::string want = a.name + "-" + artifact_digest(a.name, a.key, a.device) + ".json";
     if (path.filename().string() != want) {
       return "is named " + path.filename().string() + " but its identity names it " + want;

@@ -1,5 +1,5 @@
 #include "json_io.hpp"
-#include "read_file.hpp"
+#include "os.hpp"
 
 #include <tunekit/error.hpp>
 #include <tunekit/lookup_table.hpp>

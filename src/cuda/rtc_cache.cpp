@@ -3,6 +3,7 @@
 #include <tunekit/error.hpp>
 #include <tunekit/winner_cache.hpp>
 
+#include "../core/os.hpp"
 #include "../core/sha256.hpp"
 #include "../core/timestamp.hpp"
 
@@ -25,19 +26,6 @@ namespace {
 constexpr std::string_view binary_schema = "tunekit.kernel_binary/1";
 
 bool is_cubin_target(std::string_view target) { return target.starts_with("sm_"); }
-
-// Reads a whole file; nothing when it does not exist or cannot be opened.
-std::optional<std::string> read_bytes(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    return std::nullopt;
-  }
-  return bytes;
-}
 
 // The header line and the payload of a stored binary; throws `tunekit::error` saying what is
 // wrong with the file.
@@ -92,7 +80,7 @@ load_result<kernel_binary> kernel_cache::load(std::string_view key, std::string_
   if (!std::filesystem::exists(out.path, ec)) {
     return out;
   }
-  const auto bytes = read_bytes(out.path);
+  const auto bytes = tunekit::detail::read_file(out.path);
   if (!bytes) {
     out.status = load_status::unreadable;
     out.detail = std::string("cannot be read: ") + std::strerror(errno);
@@ -152,7 +140,7 @@ void kernel_cache::store(const kernel_binary &b) const {
   std::string text = header.dump();
   text += '\n';
   text += b.binary;
-  write_file_atomically(path_of(b.key, b.target), text);
+  tunekit::detail::write_file_atomically(path_of(b.key, b.target), text);
 }
 
 std::vector<kernel_cache_entry> kernel_cache::list() const {
@@ -170,7 +158,7 @@ std::vector<kernel_cache_entry> kernel_cache::list() const {
     e.path = p;
     e.key = p.stem().string();
     try {
-      const auto bytes = read_bytes(p);
+      const auto bytes = tunekit::detail::read_file(p);
       if (!bytes) {
         throw error("cannot be read");
       }

@@ -47,7 +47,7 @@ public:
   // One worker per compile thread at a time: taken from the idle ones (or started), given back
   // after the compile whatever its outcome (a dead worker starts again at its next request).
   [[nodiscard]] nvrtc_output compile(const nvrtc_job &job) override {
-    std::unique_ptr<worker_process> w;
+    std::unique_ptr<tunekit::detail::child_process> w;
     std::filesystem::path dir;
     {
       const std::lock_guard lock(m_mutex);
@@ -61,7 +61,7 @@ public:
       dir = m_scratch;
     }
     if (!w) {
-      w = std::make_unique<worker_process>(m_command);
+      w = std::make_unique<tunekit::detail::child_process>(m_command);
     }
     const give_back back(*this, w);
     const auto out = dir / (std::to_string(m_next.fetch_add(1)) + ".bin");
@@ -71,8 +71,9 @@ public:
 private:
   struct give_back {
     nvrtc_workers &self;
-    std::unique_ptr<worker_process> &worker;
-    give_back(nvrtc_workers &s, std::unique_ptr<worker_process> &w) : self(s), worker(w) {}
+    std::unique_ptr<tunekit::detail::child_process> &worker;
+    give_back(nvrtc_workers &s, std::unique_ptr<tunekit::detail::child_process> &w)
+        : self(s), worker(w) {}
     give_back(const give_back &) = delete;
     give_back &operator=(const give_back &) = delete;
     ~give_back() {
@@ -88,7 +89,7 @@ private:
   std::mutex m_mutex;
   // Workers not in use, and the directory where they leave binaries (made at the first compile,
   // removed with the compiler).
-  std::vector<std::unique_ptr<worker_process>> m_idle;
+  std::vector<std::unique_ptr<tunekit::detail::child_process>> m_idle;
   std::filesystem::path m_scratch;
 };
 

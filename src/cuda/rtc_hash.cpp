@@ -2,6 +2,7 @@
 
 #include <tunekit/error.hpp>
 
+#include "../core/os.hpp"
 #include "../core/sha256.hpp"
 
 #include <nlohmann/json.hpp>
@@ -14,15 +15,11 @@
 namespace tunekit::cuda::rtc_detail {
 
 std::string read_text(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = tunekit::detail::read_file(path);
+  if (!text) {
     throw error("cannot read " + path.string());
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    throw error("cannot read " + path.string());
-  }
-  return text;
+  return std::move(*text);
 }
 
 namespace {

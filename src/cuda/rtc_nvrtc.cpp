@@ -1,6 +1,6 @@
 // NVRTC, in this process or in a compile worker process (`tunekit-cuda-worker --compile`).
 //
-// Compile worker protocol (one line each way, see tunekit::worker_process):
+// Compile worker protocol (one line each way, see tunekit::detail::child_process, src/core/os.hpp):
 //   request: {"source_name": ..., "source": ..., "headers": [[name, text], ...],
 //             "options": [...], "name_expression": ..., "cubin": true|false,
 //             "description": ..., "target": ..., "out": "<file for the binary>"}
@@ -9,6 +9,8 @@
 // The binary travels through a file the parent names and removes, not through the pipe.
 
 #include "rtc_nvrtc.hpp"
+
+#include "../core/os.hpp"
 
 #include <tunekit/error.hpp>
 
@@ -136,17 +138,16 @@ nvrtc_output run_nvrtc(const nvrtc_source &source, const nvrtc_job &job) {
 namespace {
 
 std::string read_binary(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) {
+  auto data = tunekit::detail::read_file(path);
+  if (!data) {
     throw error("compile worker: cannot read its output " + path.string());
   }
-  return data;
+  return std::move(*data);
 }
 
 } // namespace
 
-nvrtc_output compile_in_worker(worker_process &worker, const nvrtc_source &source,
+nvrtc_output compile_in_worker(tunekit::detail::child_process &worker, const nvrtc_source &source,
                                const nvrtc_job &job, const std::filesystem::path &out,
                                std::chrono::milliseconds deadline) {
   nlohmann::json headers = nlohmann::json::array();

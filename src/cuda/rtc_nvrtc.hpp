@@ -3,7 +3,7 @@
 // as plain text in, binary out. Internal to the CUDA backend; it knows nothing of programs,
 // configs or the compile cache.
 
-#include <tunekit/isolation.hpp>
+#include "../core/os.hpp"
 
 #include <nvrtc.h>
 
@@ -53,8 +53,9 @@ void check_nvrtc(nvrtcResult r, std::string_view context);
 /// Compiles `job` of `source` with NVRTC in a worker process (protocol in rtc_nvrtc.cpp), its
 /// binary passed through the file `out`. A compile error, the worker's death or its deadline throw
 /// `tunekit::error` with the reason; the worker is started again at the next request.
-[[nodiscard]] nvrtc_output compile_in_worker(worker_process &worker, const nvrtc_source &source,
-                                             const nvrtc_job &job, const std::filesystem::path &out,
+[[nodiscard]] nvrtc_output compile_in_worker(tunekit::detail::child_process &worker,
+                                             const nvrtc_source &source, const nvrtc_job &job,
+                                             const std::filesystem::path &out,
                                              std::chrono::milliseconds deadline);
 
 /// The compile worker's loop (`tunekit-cuda-worker --compile`, see `compile_options::worker`):

@@ -2,6 +2,7 @@
 // past the deadline fails alone with its reason, the worker is started again, and the search goes
 // on to the same winner as in-process measurement. No worker is left running or unreaped.
 
+#include "os.hpp"
 #include "tuner_fixture.hpp"
 
 #include <tunekit/isolation.hpp>
@@ -187,22 +188,22 @@ TEST(isolation, the_request_function_reaches_the_worker) {
 
 TEST(isolation, bad_options_and_commands_are_clear_errors) {
   EXPECT_EQ(error_of([] { tunekit::isolated_measurer m(tunekit::isolated_options{}); }),
-            "worker_process needs a command (the worker program and its arguments)");
+            "a worker process needs a command (the worker program and its arguments)");
   auto o = worker_options(0ms);
   EXPECT_EQ(error_of([&] { tunekit::isolated_measurer m(o); }),
             "isolated_measurer: the deadline must be positive, not 0 ms");
-  tunekit::worker_process missing({"/nonexistent/tunekit-worker"});
+  tunekit::detail::child_process missing({"/nonexistent/tunekit-worker"});
   EXPECT_EQ(error_of([&] { static_cast<void>(missing.request("{}", 1s)); }),
             "cannot start the worker '/nonexistent/tunekit-worker': No such file or directory");
-  tunekit::worker_process w({TUNEKIT_ISOLATION_WORKER});
+  tunekit::detail::child_process w({TUNEKIT_ISOLATION_WORKER});
   EXPECT_EQ(error_of([&] { static_cast<void>(w.request("a\nb", 1s)); }),
-            "worker_process::request: the request contains a newline");
+            "a request to a worker process must not contain a newline");
   EXPECT_EQ(w.starts(), 0U);
 }
 
 TEST(isolation, a_worker_that_never_replies_is_killed_and_reaped) {
   // `sleep` reads nothing and writes nothing: the deadline passes.
-  tunekit::worker_process w({"sleep", "60"});
+  tunekit::detail::child_process w({"sleep", "60"});
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(error_of([&] { static_cast<void>(w.request("{}", 200ms)); }),
             "exceeded the deadline of 200 ms");
@@ -210,7 +211,7 @@ TEST(isolation, a_worker_that_never_replies_is_killed_and_reaped) {
   EXPECT_FALSE(w.running());
   EXPECT_TRUE(no_children());
   // A worker that ends at once without a word.
-  tunekit::worker_process t({"true"});
+  tunekit::detail::child_process t({"true"});
   EXPECT_EQ(error_of([&] { static_cast<void>(t.request("{}", 5s)); }),
             "worker died: exit status 0");
   EXPECT_TRUE(no_children());

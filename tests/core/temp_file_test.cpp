@@ -1,8 +1,10 @@
 // The temporary files of write_file_atomically: names no other writer can pick (a random suffix,
 // created with O_EXCL), so a file left by a killed writer, or one of a process with the same PID in
 // another PID namespace, never blocks a store; and stale ones (older than 10 minutes, named by the
-// exact pattern of the same target) are removed when that target is written again.
+// exact pattern of the same target) are removed when that target is written again. Beside them,
+// the rest of the OS layer (os.hpp): the whole-file reader and run_and_wait.
 
+#include "os.hpp"
 #include "test_support.hpp"
 
 #include <tunekit/winner_cache.hpp>
@@ -49,7 +51,7 @@ TEST(temp_file, a_leftover_with_the_name_the_old_scheme_would_pick_does_not_stop
   }
   for (int i = 0; i < 8; ++i) {
     ASSERT_NO_THROW(
-        tunekit::write_file_atomically(target, "{\"round\": " + std::to_string(i) + "}"));
+        tunekit::detail::write_file_atomically(target, "{\"round\": " + std::to_string(i) + "}"));
     EXPECT_EQ(tunekit_test::read_text(target), "{\"round\": " + std::to_string(i) + "}");
   }
   // Fresh leftovers (another writer may still be writing them) are kept; no new ones are left.
@@ -81,7 +83,7 @@ TEST(temp_file, stale_temp_files_of_the_target_are_removed_and_fresh_ones_kept) 
   tunekit_test::write_text(dir.path() / fresh, "being written");
   age(dir.path() / fresh, std::chrono::minutes(5));
 
-  tunekit::write_file_atomically(target, "{}");
+  tunekit::detail::write_file_atomically(target, "{}");
 
   const auto names = names_in(dir.path());
   for (const auto &n : stale) {
@@ -104,7 +106,7 @@ TEST(temp_file, many_threads_storing_the_same_file_all_succeed) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 25; ++i) {
         try {
-          tunekit::write_file_atomically(target, "{\"writer\": " + std::to_string(t) + "}");
+          tunekit::detail::write_file_atomically(target, "{\"writer\": " + std::to_string(t) + "}");
         } catch (const std::exception &) {
           ++failures;
         }
@@ -130,7 +132,7 @@ TEST(temp_file, many_processes_storing_the_same_file_all_succeed) {
       int failed = 0;
       for (int i = 0; i < 25; ++i) {
         try {
-          tunekit::write_file_atomically(target, "{\"writer\": " + std::to_string(p) + "}");
+          tunekit::detail::write_file_atomically(target, "{\"writer\": " + std::to_string(p) + "}");
         } catch (...) {
           ++failed;
         }
@@ -147,4 +149,25 @@ TEST(temp_file, many_processes_storing_the_same_file_all_succeed) {
   }
   EXPECT_EQ(failed, 0);
   EXPECT_EQ(names_in(dir.path()), std::set<std::string>{"entry.json"});
+}
+
+TEST(os, read_file_gives_the_bytes_or_nothing) {
+  temp_dir dir;
+  const auto target = dir.path() / "bytes.bin";
+  const std::string bytes("a\0b\n\xff", 5);
+  tunekit::detail::write_file_atomically(target, bytes);
+  EXPECT_EQ(tunekit::detail::read_file(target), bytes);
+  tunekit::detail::write_file_atomically(target, "");
+  EXPECT_EQ(tunekit::detail::read_file(target), std::string());
+  EXPECT_EQ(tunekit::detail::read_file(dir.path() / "missing"), std::nullopt);
+  EXPECT_EQ(tunekit::detail::read_file(dir.path()), std::nullopt) << "a directory";
+}
+
+TEST(os, run_and_wait_returns_the_exit_status) {
+  using tunekit::detail::run_and_wait;
+  EXPECT_EQ(run_and_wait({"true"}), 0);
+  EXPECT_EQ(run_and_wait({"sh", "-c", "exit 3"}), 3);
+  EXPECT_EQ(run_and_wait({"sh", "-c", "kill -9 $$"}), 128 + 9);
+  EXPECT_EQ(run_and_wait({"/nonexistent/tunekit-program"}), -1);
+  EXPECT_EQ(run_and_wait({}), -1);
 }

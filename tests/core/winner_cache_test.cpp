@@ -1,6 +1,7 @@
 // The winner cache on disk: layout, entry contents, exact types, hits and misses across tuner
 // objects (each a fresh process state), and every kind of bad entry being skipped and retuned.
 
+#include "os.hpp"
 #include "test_support.hpp"
 
 #include <tunekit/tunekit.hpp>
@@ -696,11 +697,11 @@ TEST_F(winner_cache_test, writes_leave_no_temp_files_behind) {
 
 TEST_F(winner_cache_test, write_file_atomically_replaces_the_whole_file) {
   const auto path = dir.path() / "a" / "b" / "file.json";
-  tunekit::write_file_atomically(path, "a long first version of the text\n");
+  tunekit::detail::write_file_atomically(path, "a long first version of the text\n");
   EXPECT_EQ(tunekit_test::read_text(path), "a long first version of the text\n");
-  tunekit::write_file_atomically(path, "short\n");
+  tunekit::detail::write_file_atomically(path, "short\n");
   EXPECT_EQ(tunekit_test::read_text(path), "short\n");
-  tunekit::write_file_atomically(path, "");
+  tunekit::detail::write_file_atomically(path, "");
   EXPECT_EQ(tunekit_test::read_text(path), "");
   EXPECT_EQ(files().size(), 1U);
 }
@@ -709,7 +710,7 @@ TEST_F(winner_cache_test, write_file_atomically_failure_names_the_path_and_leave
   const auto blocker = dir.path() / "blocker";
   tunekit_test::write_text(blocker, "a file where a directory should be");
   try {
-    tunekit::write_file_atomically(blocker / "sub" / "entry.json", "{}");
+    tunekit::detail::write_file_atomically(blocker / "sub" / "entry.json", "{}");
     FAIL() << "no error";
   } catch (const tunekit::error &e) {
     EXPECT_TRUE(has(e.what(), blocker.string())) << e.what();
@@ -718,7 +719,7 @@ TEST_F(winner_cache_test, write_file_atomically_failure_names_the_path_and_leave
   const auto target = dir.path() / "target.json";
   std::filesystem::create_directories(target / "inside");
   try {
-    tunekit::write_file_atomically(target, "{}");
+    tunekit::detail::write_file_atomically(target, "{}");
     FAIL() << "no error";
   } catch (const tunekit::error &e) {
     EXPECT_TRUE(has(e.what(), target.string())) << e.what();
@@ -803,7 +804,7 @@ private:
 TEST_F(winner_cache_test, write_file_atomically_accepts_a_bare_file_name) {
   {
     const working_directory here(dir.path());
-    tunekit::write_file_atomically("t.json", "{}\n");
+    tunekit::detail::write_file_atomically("t.json", "{}\n");
   }
   EXPECT_EQ(tunekit_test::read_text(dir.path() / "t.json"), "{}\n");
   EXPECT_EQ(files().size(), 1U);

@@ -4,6 +4,7 @@
 // malformed HTTP).
 
 #include "../mpi/mpi_test_support.hpp"
+#include "frame.hpp"
 
 #include <tunekit/serve.hpp>
 
@@ -379,7 +380,7 @@ TEST(ServeWorkerFaults, AFollowerThatStopsAnsweringIsReportedWithinTheTimeoutAnd
   // up on, then gives up on the next step's frame broadcast, which the others now complete.
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank != 2) {
-    std::vector<std::byte> frame(serve::frame_bytes);
+    std::vector<std::byte> frame(serve::detail::frame_bytes);
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Ibcast(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, 0, comm.get().handle(),
                &req);

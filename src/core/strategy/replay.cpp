@@ -1,3 +1,5 @@
+#include "../os.hpp"
+
 #include <tunekit/error.hpp>
 #include <tunekit/strategy/replay.hpp>
 
@@ -6,8 +8,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -25,16 +25,12 @@ using json = nlohmann::ordered_json;
   throw error("replay file " + std::string(source) + ": " + what);
 }
 
-std::string read_file(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+std::string read_replay_file(const std::filesystem::path &path) {
+  auto bytes = detail::read_file(path);
+  if (!bytes) {
     fail(path.string(), "cannot be opened");
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    fail(path.string(), "cannot be read");
-  }
-  return bytes;
+  return std::move(*bytes);
 }
 
 std::string gunzip(const std::string &bytes, std::string_view source) {
@@ -284,7 +280,7 @@ replay_table parse_replay_table(std::string_view json_text, std::string_view sou
 }
 
 replay_table load_replay_table(const std::filesystem::path &path) {
-  std::string bytes = read_file(path);
+  std::string bytes = read_replay_file(path);
   if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
       static_cast<unsigned char>(bytes[1]) == 0x8b) {
     bytes = gunzip(bytes, path.string());
