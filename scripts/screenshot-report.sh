@@ -8,8 +8,8 @@
 #   scripts/screenshot-report.sh --demo [OUT.png]   # build the demo cache (scripts/report_demo.cpp,
 #                                                   # real host searches) and report on it first
 #
-# --demo needs a build of the core (BUILD_DIR, default `build`; the tunekit_core target) and
-# python/tunekit/report.py's plotly.
+# --demo needs a build of the core (BUILD_DIR, default `build`; the tunekit_core target) and a
+# Python with the tunekit package and plotly installed (PYTHON, default python3; see docs/report.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 chromium=${CHROMIUM:-chromium}
@@ -35,7 +35,7 @@ if [[ ${1:-} == --demo ]]; then
     -o "$work/report_demo"
   "$work/report_demo" "$work/cache"
   page=${REPORT_OUT:-$work/report.html}
-  python3 python/tunekit/report.py --cache-dir "$work/cache" -o "$page"
+  "${PYTHON:-python3}" -m tunekit.report --cache-dir "$work/cache" -o "$page"
 else
   page=${1:?usage: scripts/screenshot-report.sh REPORT.html [OUT.png] [WIDTHxHEIGHT] | --demo [OUT.png]}
   out=${2:-report.png}

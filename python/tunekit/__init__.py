@@ -25,13 +25,14 @@ from ._triton import register_autotuner_class
 __version__ = _core.__version__
 Error = _core.Error
 CommunicatorTimeout = _core.CommunicatorTimeout
+NoValidConfigError = _core.NoValidConfigError
 
 __all__ = [
     "autotune", "AutoTuner", "contextual_autotune", "ContextualAutoTuner", "Communicator",
     "TorchCommunicator", "MPICommunicator", "communicator_for", "Measurer", "CudaEventMeasurer",
-    "TunekitWarning", "Error", "CommunicatorTimeout", "describe", "code_version",
-    "register_autotuner_class", "cache_dir", "read_entry", "list_entries", "host_hardware",
-    "launcher", "cli_path", "__version__",
+    "TunekitWarning", "Error", "CommunicatorTimeout", "NoValidConfigError", "describe",
+    "code_version", "register_autotuner_class", "cache_dir", "read_entry", "list_entries",
+    "host_hardware", "launcher", "cli_path", "__version__",
 ]
 
 
@@ -43,9 +44,12 @@ def cache_dir() -> str:
 
 def read_entry(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Reads and validates one winner cache entry file with the core's reader. Returns
-    ``{"status", "detail", "path", "entry"}``: status ``found`` (``entry`` is the JSON text),
-    ``missing``, ``unreadable``, ``invalid`` or ``identity_mismatch`` (a file not named by its own
-    digest)."""
+    ``{"status", "detail", "path", "entry", "record", "log_path"}``: status ``found``, ``missing``,
+    ``unreadable``, ``invalid`` or ``identity_mismatch`` (a file not named by its own digest), with
+    ``detail`` saying why. A found entry comes as its JSON text (``entry``) and as the core's
+    record (``record``: a dict of every field, typed; values that are not UTF-8 text are
+    ``bytes``; each candidate's ``measured_on`` is the rank that measured it when another rank
+    than the writer did, else None); ``log_path`` is its tuning log, or ""."""
     return _core.read_entry(os.fspath(path))
 
 

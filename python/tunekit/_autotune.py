@@ -12,13 +12,12 @@ import functools
 import hashlib
 import inspect
 import keyword
-import os
 import warnings
 from typing import Any, Callable, Sequence
 
 from . import _core
 from ._comm import communicator_for
-from ._describe import describe_config
+from ._describe import describe, describe_config
 from ._measure import CudaEventMeasurer, cuda_in_use, dependencies, host_sync, torch_hardware
 
 __all__ = ["autotune", "AutoTuner", "TunekitWarning"]
@@ -186,22 +185,38 @@ class AutoTuner:
     def _merge(self, cfg: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**cfg, **kwargs} if kwargs else cfg
 
+    def _clash(self, kwargs: dict[str, Any], allow: bool) -> frozenset[str]:
+        """The keyword arguments that name config fields; a ``ValueError`` naming them (the
+        seed's error type; the core refuses them too) unless ``allow``."""
+        clash = self.fields.intersection(kwargs) if kwargs else frozenset()
+        if clash and not allow:
+            raise ValueError(
+                f"{self.name}: keyword argument(s) {', '.join(sorted(clash))} are also config "
+                "fields; pass autotune_allow_arg_overwrite=True to let the arguments win")
+        return clash
+
+    def _pins(self, kwargs: dict[str, Any], allow: bool) -> dict[str, Any] | None:
+        """The call's pinned values: the keyword arguments that name config fields, described as
+        config values are, or None. The core applies them: its key gains a ``"pinned NAME"`` pair
+        per value and candidates that become equal are measured once."""
+        clash = self._clash(kwargs, allow)
+        if not clash:
+            return None
+        return {n: describe(kwargs[n], f"keyword argument {n!r}") for n in kwargs if n in clash}
+
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any], key: Any = _NO_KEY) -> Any:
         autotune = kwargs.pop("autotune", True)
         verbose = kwargs.pop("autotune_verbose", False)
         allow = kwargs.pop("autotune_allow_arg_overwrite", False)
         pg = kwargs.pop("autotune_pg", None)
-        if kwargs and not allow:
-            clash = self.fields.intersection(kwargs)
-            if clash:
-                raise ValueError(
-                    f"{self.name}: keyword argument(s) {', '.join(sorted(clash))} are also config "
-                    "fields; pass autotune_allow_arg_overwrite=True to let the arguments win")
         if not autotune:
+            self._clash(kwargs, allow)
             return self.fn(*args, **self._merge(self.configs[0], kwargs))
+        pinned = self._pins(kwargs, allow)
         if key is _NO_KEY:
             key = self.key_fn(*args, **kwargs)
-        if not verbose:
+        # Pinned calls are the core's to remember (under their key with the pinned pairs).
+        if not verbose and pinned is None:
             try:
                 hit = self._memo.get(key)
             except TypeError:
@@ -223,9 +238,10 @@ class AutoTuner:
         def run(i: int) -> None:
             fn(*args, **self._merge(configs[i], kwargs))
 
-        index = tuner.resolve(key, prune, run, verbose, comm)
+        index = tuner.resolve(key, prune, run, verbose, comm, pinned, allow)
         cfg = configs[index]
-        if not self._every_call_verbose:  # TUNEKIT_VERBOSE=1: every call reports its source
+        # TUNEKIT_VERBOSE=1: every call reports its source, so none is served from the memo.
+        if not self._every_call_verbose and pinned is None:
             try:
                 self._memo[key] = self._caller(index)
             except TypeError:
@@ -246,20 +262,23 @@ class AutoTuner:
                 host_sync=None if measurer is not None else host_sync(),
                 use_disk_cache=self._use_disk_cache, warmup=self._warmup, runs=self._runs,
                 hardware=torch_hardware(), dependencies=dependencies(), log=_log)
-            flag = os.environ.get("TUNEKIT_VERBOSE", "").strip().lower()
-            self._every_call_verbose = flag in ("1", "true", "yes", "on")
+            self._every_call_verbose = self._tuner.every_call_verbose
         return self._tuner
 
     def best_config(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
-        """The winner this process holds for these arguments' key, or None."""
-        key = self.key_fn(*args, **kwargs)
-        index = self.tuner.find(key)
-        return None if index is None else self.configs[index]
+        """The winner this process holds for these arguments' key, or None. Keyword arguments that
+        name config fields are pinned values, as in a call with
+        ``autotune_allow_arg_overwrite=True``: the winner of that call, with them set."""
+        pinned = self._pins(kwargs, True)
+        index = self.tuner.find(self.key_fn(*args, **kwargs), pinned)
+        return None if index is None else self._merge(self.configs[index],
+                                                      {n: kwargs[n] for n in pinned or ()})
 
     def cache_path(self, *args: Any, **kwargs: Any) -> str:
         """Where the winner cache entry for these arguments' key lives (whether or not it
-        exists)."""
-        return self.tuner.cache_path(self.key_fn(*args, **kwargs))
+        exists); keyword arguments that name config fields are pinned values, as in
+        ``best_config``."""
+        return self.tuner.cache_path(self.key_fn(*args, **kwargs), self._pins(kwargs, True))
 
     def last_source(self) -> str:
         """Which source answered the last resolution that reached the core: memory, cache,

@@ -142,10 +142,8 @@ class ContextualAutoTuner:
                     break
             try:
                 ctx.finish()
-            except _core.Error as e:
-                if "no valid config" in str(e):
-                    raise RuntimeError("cannot find valid config") from e
-                raise
+            except _core.NoValidConfigError as e:
+                raise RuntimeError("cannot find valid config") from e
             for autotuner, key in self._seen.values():
                 index = self._tuner_for(autotuner).find(key)
                 if index is not None:

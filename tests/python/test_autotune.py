@@ -61,13 +61,16 @@ def test_autotune_false_runs_first_config_without_key_prune_or_measurement():
 
 
 def test_clash_with_config_field_is_a_value_error_unless_allowed():
-    tuned, m, calls = make()
+    tuned, m, calls = make(cost=lambda cfg: cfg["BLOCK"] / 100)
     with pytest.raises(ValueError, match="BLOCK"):
         tuned(100, BLOCK=64)
     with pytest.raises(ValueError, match="BLOCK"):
         tuned(100, BLOCK=64, autotune=False)
+    assert m.measured == [] and calls == []
     assert tuned(100, BLOCK=64, autotune_allow_arg_overwrite=True) == (100, 1.0, 64)
     assert calls[-1] == 64
+    # The argument wins in every candidate; the three become one (tests/python/test_core_rules.py).
+    assert m.measured == [{"BLOCK": 64}]
 
 
 def test_business_kwargs_reach_key_prune_and_function():

@@ -71,7 +71,7 @@ def test_core_reader_validates_python_entries():
     t(7)
     r = tunekit.read_entry(t.cache_path(7))
     assert r["status"] == "found"
-    assert json.loads(r["entry"])["schema"] == "tunekit.winner_cache/1"
+    assert json.loads(r["entry"])["schema"] == "tunekit.winner_cache/2"
     assert tunekit.read_entry(t.cache_path(8))["status"] == "missing"
 
 
@@ -86,7 +86,7 @@ def test_bad_cache_files_are_skipped_with_a_warning_and_retuned(damage):
     elif damage == "truncate":
         path.write_text(text[: len(text) // 2])
     elif damage == "schema":
-        path.write_text(text.replace("tunekit.winner_cache/1", "tunekit.winner_cache/99"))
+        path.write_text(text.replace("tunekit.winner_cache/2", "tunekit.winner_cache/99"))
     else:  # a winner that is not one of the candidates
         d = json.loads(text)
         d["winner"]["config"]["BLOCK"] = 4

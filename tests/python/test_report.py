@@ -1,11 +1,10 @@
-"""``tunekit report`` (python/tunekit/report.py): the page holds the right data, parsed back from the
-JSON it embeds, for caches written by the C++ core (a test helper binary, and the package's tuner
-when it is installed), entries written in the core's format (a strategy search, several ranks),
-bad entries (listed, not fatal) and an empty cache.
+"""``tunekit report`` (python/tunekit/report/): the page holds the right data, parsed back from the
+JSON it embeds, for caches written by the C++ core (a test helper binary, and the package's tuner),
+entries written in the core's format (a strategy search, several ranks, the older schema /1), bad
+entries (listed, not fatal) and an empty cache.
 
-report.py is loaded from its file, so these tests need neither the compiled extension nor an
-installed package; they need plotly, which the package depends on (without the package and
-without plotly they are skipped)."""
+The report reads entries through the core's reader, so these tests need the installed package
+(with its compiled extension) and plotly, which the package depends on."""
 
 from __future__ import annotations
 
@@ -32,32 +31,22 @@ def _package_installed() -> bool:
         return False
 
 
-try:
-    import plotly  # noqa: F401
-except ImportError:
-    if _package_installed():
-        raise  # an installed package brings plotly: its absence is a packaging bug
-    pytest.skip("plotly is not installed (pip install plotly)", allow_module_level=True)
+if not _package_installed():
+    pytest.skip("the tunekit package is not installed (pip install .)", allow_module_level=True)
+import plotly  # noqa: E402,F401  (an installed package brings plotly: its absence is a bug)
+from tunekit import _core  # noqa: E402
+from tunekit import report  # noqa: E402
+
+HW = {"kind": "host", "name": "Test CPU", "arch": "x86_64", "units": 8, "count": 1}
+HW["digest"] = _core.hardware_digest(HW)
 
 
-def _load_report():
-    spec = importlib.util.spec_from_file_location("tunekit_report_under_test",
-                                                  ROOT / "python" / "tunekit" / "report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-report = _load_report()
-
-HW = {"kind": "host", "name": "Test CPU", "arch": "x86_64", "units": 8, "count": 1,
-      "digest": "0" * 64}
-
-
-def entry(name, key, candidates, winner, *, search=None, world_size=1, version="v1"):
-    """An entry in the core's format (docs/cache.md)."""
+def entry(name, key, candidates, winner, *, search=None, world_size=1, version="v1",
+          schema="tunekit.winner_cache/1"):
+    """An entry in the core's format (docs/cache.md); schema /1 unless told, which its reader
+    converts (the measuring rank from the reasons)."""
     e = {
-        "schema": "tunekit.winner_cache/1",
+        "schema": schema,
         "function": {"name": name, "version": version},
         "key": key,
         "hardware": HW,
@@ -86,11 +75,12 @@ def failed(cfg, reason, status="failed"):
     return {"config": cfg, "status": status, "time_ms": None, "reason": reason}
 
 
-def write(cache: Path, e: dict, file: str) -> Path:
-    d = cache / "autotune" / e["function"]["name"]
-    d.mkdir(parents=True, exist_ok=True)
-    p = d / file
-    p.write_text(json.dumps(e))
+def write(cache: Path, e: dict) -> Path:
+    """Writes `e` as it is, where the core keeps it (the file named by its identity)."""
+    text = json.dumps(e)
+    p = Path(_core.entry_path(str(cache), text))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
     return p
 
 
@@ -202,15 +192,15 @@ def strategy_cache(tmp_path):
     search = {"strategy": "hybrid", "seed": 3, "max_evaluations": 5, "max_time_s": 0.0,
               "patience": 0, "batch_size": 1, "lookahead": 2, "space_size": 200,
               "evaluations": 5, "stop": "evaluations", "transferred": 0, "order": [2, 1, 0, 4, 3]}
-    write(cache, entry("demo.sum", [65536], cands, 3, search=search), "a" * 64 + ".json")
+    write(cache, entry("demo.sum", [65536], cands, 3, search=search))
     # Two ranks split the candidates (parallel split): rank 1's are marked.
     split = [ok({"B": 1}, 3.0), ok({"B": 2}, 2.5, "measured on rank 1"), ok({"B": 3}, 1.0),
              failed({"B": 4}, "failed on rank 1"), failed({"B": 5}, "wrong result",
                                                           "wrong_result")]
-    write(cache, entry("demo.split", [7], split, 2, world_size=2), "b" * 64 + ".json")
+    write(cache, entry("demo.split", [7], split, 2, world_size=2))
     # Two ranks that both measured everything: only the worst rank's time is kept.
     write(cache, entry("demo.allranks", [7], [ok({"B": 1}, 3.0), ok({"B": 2}, 1.0)], 1,
-                       world_size=2), "c" * 64 + ".json")
+                       world_size=2))
     return cache
 
 
@@ -243,13 +233,12 @@ def test_the_default_where_the_entry_tells(tmp_path):
               "patience": 0, "batch_size": 1, "space_size": 50, "evaluations": 3,
               "stop": "evaluations", "transferred": 0, "order": [2, 0, 1]}
     # Nothing left out before the winner (position 2 = index 2): the first listed is the default.
-    write(cache, with_space(entry("d.kept", [1], cands, 2), 4, 2), "1" * 64 + ".json")
+    write(cache, with_space(entry("d.kept", [1], cands, 2), 4, 2))
     # Two candidates before the winner were pruned: the first listed is not known to be the default.
-    write(cache, with_space(entry("d.gap", [1], cands, 2), 4, 4), "2" * 64 + ".json")
+    write(cache, with_space(entry("d.gap", [1], cands, 2), 4, 4))
     # A strategy whose winner is the space's first config.
     fastest_first = [ok({"B": 1}, 1.0), ok({"B": 2}, 2.0), ok({"B": 3}, 4.0)]
-    write(cache, with_space(entry("d.first", [1], fastest_first, 0, search=search), 47, 0),
-          "3" * 64 + ".json")
+    write(cache, with_space(entry("d.first", [1], fastest_first, 0, search=search), 47, 0))
     _, data = page_data(cache)
     got = {a["function"]: a for a in data["entries"]}
     assert got["d.kept"]["default"]["config"] == {"B": 1}
@@ -259,9 +248,10 @@ def test_the_default_where_the_entry_tells(tmp_path):
     assert got["d.first"]["default"]["index"] == 0 and got["d.first"]["speedup"] == 1.0
     bad = entry("d.bad", [1], cands, 2)
     bad["space"] = {"size": -1}
-    write(cache, bad, "4" * 64 + ".json")
+    (cache / "autotune" / "d.bad").mkdir()
+    (cache / "autotune" / "d.bad" / "bad.json").write_text(json.dumps(bad))
     _, data = page_data(cache)
-    assert ["'space' needs" in b["reason"] for b in data["bad"]] == [True]
+    assert ["'space.size' must not be negative" in b["reason"] for b in data["bad"]] == [True]
 
 
 def test_per_rank_timings_where_the_ranks_split_the_candidates(tmp_path):
@@ -278,6 +268,26 @@ def test_per_rank_timings_where_the_ranks_split_the_candidates(tmp_path):
     assert text.count('class="fig fig-ranks"') == 1  # only the split entry has a per-rank plot
 
 
+def test_the_measuring_rank_is_a_field_of_the_entry(tmp_path):
+    """Schema /2 records the rank of the parallel split in `measured_on`; the reasons say nothing
+    the report reads."""
+    cache = tmp_path / "cache"
+    cands = [ok({"B": 1}, 3.0), ok({"B": 2}, 2.5, "measured on rank 3"), ok({"B": 3}, 1.0),
+             failed({"B": 4}, "out of shared memory")]
+    cands[1]["measured_on"] = 1
+    cands[3]["measured_on"] = 1
+    cands[2]["measured_on"] = 0
+    write(cache, entry("demo.v2", [7], cands, 2, world_size=2, schema="tunekit.winner_cache/2"))
+    _, data = page_data(cache)
+    (a,) = data["entries"]
+    assert a["ranks"] == {"rank 0": {"indices": [2], "times": [1.0]},
+                          "rank 1": {"indices": [1, 3], "times": [2.5, None]},
+                          "writing rank": {"indices": [0], "times": [3.0]}}
+    (path,) = _core.list_entries(str(cache), "")
+    record = _core.read_entry(path)["record"]
+    assert [c["measured_on"] for c in record["candidates"]] == [None, 1, 0, 1]
+
+
 def test_bad_entries_are_listed_and_the_good_ones_still_reported(tmp_path):
     cache = strategy_cache(tmp_path)
     d = cache / "autotune" / "demo.sum"
@@ -286,16 +296,22 @@ def test_bad_entries_are_listed_and_the_good_ones_still_reported(tmp_path):
     broken = entry("demo.sum", [1], [ok({"tile": 8}, 1.0)], 0)
     broken["winner"]["index"] = 4
     (d / "winner.json").write_text(json.dumps(broken))
-    order = entry("demo.sum", [2], [ok({"tile": 8}, 1.0)], 0,
-                  search={"strategy": "hybrid", "order": [0, 0]})
+    search = {"strategy": "hybrid", "seed": 3, "max_evaluations": 5, "max_time_s": 0.0,
+              "patience": 0, "batch_size": 1, "space_size": 200, "evaluations": 1,
+              "stop": "evaluations", "transferred": 0, "order": [0, 0]}
+    order = entry("demo.sum", [2], [ok({"tile": 8}, 1.0)], 0, search=search)
     (d / "order.json").write_text(json.dumps(order))
     (d / "notutf8.json").write_bytes(b"\xff\xfe")
+    # A valid entry under another name than its identity's: the core's reader does not trust it.
+    (d / "misnamed.json").write_text(write(tmp_path / "other", entry("demo.sum", [3], [
+        ok({"tile": 8}, 1.0)], 0)).read_text())
     (d / ".x.json.tmp.0123456789abcdef").write_text("half a file")  # a writer's temporary file
     text, data = page_data(cache)
     bad = {Path(b["path"]).name: b["reason"] for b in data["bad"]}
     assert set(bad) == {"garbage.json", "schema.json", "winner.json", "order.json",
-                        "notutf8.json"}
-    assert bad["garbage.json"].startswith("not JSON")
+                        "notutf8.json", "misnamed.json"}
+    assert "not valid JSON" in bad["garbage.json"] and "not valid JSON" in bad["notutf8.json"]
+    assert "its identity names it" in bad["misnamed.json"]
     assert "tunekit.winner_cache/9" in bad["schema.json"]
     assert "'winner.index' 4" in bad["winner.json"]
     assert "search.order" in bad["order.json"]
@@ -333,7 +349,7 @@ def test_text_from_the_cache_cannot_break_out_of_the_page(tmp_path):
     cache = tmp_path / "cache"
     evil = "</script><script>alert(1)</script>"
     write(cache, entry("demo.evil", [evil], [ok({"mode": evil}, 1.0), failed({"mode": "x"}, evil)],
-                       0), "d" * 64 + ".json")
+                       0))
     text, data = page_data(cache)
     assert "<script>alert(1)" not in text
     (a,) = data["entries"]
@@ -378,13 +394,13 @@ def _cli():
 
 
 def _package_dir(tmp_path: Path, with_report: bool) -> Path:
-    """A `tunekit` package holding only report.py (or nothing), ahead of any installed one."""
+    """Where PYTHONPATH points: nothing (the installed package answers), or a `tunekit` package
+    without the report, ahead of the installed one."""
     root = tmp_path / ("with" if with_report else "without")
-    (root / "tunekit").mkdir(parents=True, exist_ok=True)
-    (root / "tunekit" / "__init__.py").write_text("")
-    if with_report:
-        (root / "tunekit" / "report.py").write_text(
-            (ROOT / "python" / "tunekit" / "report.py").read_text())
+    root.mkdir(parents=True, exist_ok=True)
+    if not with_report:
+        (root / "tunekit").mkdir(exist_ok=True)
+        (root / "tunekit" / "__init__.py").write_text("")
     return root
 
 

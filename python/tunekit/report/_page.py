@@ -1,0 +1,194 @@
+"""The report page: one self-contained HTML file (plotly's script inlined) with a section per
+entry and the data behind it embedded as JSON."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from ._entries import ReportError, analyse, read_cache
+from ._figures import config_text, figures, ms, require_plotly
+
+DATA_ID = "tunekit-report-data"
+LOG_LIMIT = 200_000  # characters of a tuning log shown in the page
+
+
+def _table(rows: list, head: Optional[list] = None) -> str:
+    out = ["<table>"]
+    if head:
+        out.append("<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in head) + "</tr>")
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def _section(e: dict, a: dict, n: int) -> str:
+    cands = e["candidates"]
+    out = [f'<section class="entry" id="entry-{n}">',
+           f"<h2>{html.escape(a['function'])} <span class=key>key {html.escape(a['key_text'])}"
+           "</span></h2>"]
+    win = a["winner"]
+    d = a["default"]
+    summary = [
+        ("winner", f"[{config_text(win['config'])}] {ms(win['time_ms'])}"),
+        ("default (the space's first config)",
+         "not identifiable: the entry does not list the candidates before the winner"
+         if d is None else f"[{config_text(d['config'])}] " +
+         (ms(d["time_ms"]) if d["time_ms"] is not None else d["status"])),
+        ("speed-up of the winner over the default",
+         "-" if a["speedup"] is None else f"{a['speedup']:.3g}x"),
+        ("candidates", f"{a['space_size']} in the space, {a['pruned']} pruned, "
+                       f"{a['measured']} measured, {a['ok']} valid"),
+    ]
+    out.append(_table(summary))
+    figs = figures(a, cands)
+    for name, f in figs:
+        f.update_layout(margin=dict(l=60, r=20, t=60, b=50), template="plotly_white")
+        out.append(f'<div class="fig fig-{name}">' +
+                   f.to_html(full_html=False, include_plotlyjs=False,
+                             config={"displaylogo": False}) + "</div>")
+
+    out.append("<h3>Failed candidates</h3>")
+    if a["failures"]:
+        out.append(_table([(fl["reason"], fl["count"],
+                            "; ".join("[" + config_text(cands[i]["config"]) + "]"
+                                      for i in fl["indices"][:5]) +
+                            (" ..." if fl["count"] > 5 else "")) for fl in a["failures"]],
+                          ["reason", "candidates", "configs"]))
+    else:
+        out.append("<p>none</p>")
+
+    out.append("<h3>Ranks</h3>")
+    ws = a["world_size"]
+    if not isinstance(ws, int) or ws <= 1:
+        out.append("<p>one process measured every candidate.</p>")
+    elif len(a["ranks"]) > 1:
+        out.append(f"<p>{ws} ranks split the candidates (parallel split); each time is the one its "
+                   "rank measured.</p>")
+        out.append(_table([(r, len(v["indices"]),
+                            ms(min((t for t in v["times"] if t is not None), default=None)))
+                           for r, v in a["ranks"].items()], ["rank", "candidates", "best"]))
+    else:
+        out.append(f"<p>{ws} ranks measured every candidate; the entry keeps the worst rank's time "
+                   "(the MAX reduction), so per-rank times are in each rank's log "
+                   "(<code>$TUNEKIT_LOG_DIR/rank-N.log</code>), not in the cache.</p>")
+
+    out.append("<h3>Provenance</h3>")
+    s = a["search"]
+    if s:
+        how = (f"strategy {s.get('strategy')} (seed {s.get('seed')}): {s.get('evaluations')} of "
+               f"{s.get('space_size')} kept candidates measured, budget "
+               f"{s.get('max_evaluations')} evaluations"
+               + (f", {s.get('max_time_s')} s" if s.get("max_time_s") else "")
+               + (f", patience {s.get('patience')}" if s.get("patience") else "")
+               + f", batch {s.get('batch_size')}"
+               + (f", {s.get('lookahead')} proposed ahead" if s.get("lookahead") else "")
+               + f", {s.get('transferred')} transferred start points; "
+               f"stopped by {s.get('stop')}")
+    else:
+        how = f"exhaustive: every kept candidate measured ({a['measured']})"
+    pol = a["policy"] if isinstance(a["policy"], dict) else {}
+    hw = a["hardware"]
+    prov = [
+        ("source", "search, stored in the winner cache"),
+        ("search", how),
+        ("cache entry", a["path"]),
+        ("tuning log", a["log_path"] or "-"),
+        ("function version", a["version"]),
+        ("hardware", ", ".join(f"{k}={hw[k]}" for k in ("kind", "name", "arch", "units", "count")
+                               if k in hw)),
+        ("measurer", f"{a['measurer']}: {pol.get('warmup', '?')} warmup + {pol.get('runs', '?')} "
+                     f"timed runs, {pol.get('statistic', '?')}"),
+        ("ranks", a["world_size"]),
+        ("timestamp", a["timestamp"]),
+    ]
+    if a["prepare_ms"]:
+        ps = [p for p in a["prepare_ms"] if isinstance(p, (int, float))]
+        if ps:
+            prov.append(("preparation (compile)",
+                         f"{len(ps)} candidates, {sum(ps) / 1e3:.3g} s in all, "
+                         f"median {sorted(ps)[len(ps) // 2]:.4g} ms"))
+    out.append(_table(prov))
+    out.append("<h3>Dependencies</h3>")
+    out.append(_table(sorted(a["dependencies"].items()), ["component", "version"]))
+    if a["log_path"]:
+        try:
+            text = Path(a["log_path"]).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        if len(text) > LOG_LIMIT:
+            text = text[:LOG_LIMIT] + f"\n... ({len(text) - LOG_LIMIT} more characters)"
+        out.append("<details><summary>Tuning log</summary><pre>" + html.escape(text) +
+                   "</pre></details>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+h1 { margin-bottom: 0.2em; } h2 { border-top: 1px solid #ccc; padding-top: 1em; }
+.key { font-weight: normal; color: #555; font-size: 0.8em; }
+table { border-collapse: collapse; margin: 0.5em 0; } td, th { border: 1px solid #ddd;
+padding: 0.25em 0.6em; text-align: left; vertical-align: top; } td { overflow-wrap: anywhere; } th { background: #f4f4f4; }
+pre { background: #f8f8f8; padding: 0.5em; overflow-x: auto; font-size: 0.85em; }
+.bad td { color: #a00; } nav li { margin: 0.1em 0; }
+"""
+
+
+def _script_json(data: Any) -> str:
+    """JSON that is safe inside <script>: no "<" at all (so no "</script" nor "<!--")."""
+    return json.dumps(data, allow_nan=False, sort_keys=True).replace("<", "\\u003c")
+
+
+def build_html(cache_dir: Path, functions: Iterable[str] = ()) -> str:
+    """The report page of ``cache_dir`` (all functions, or ``functions``)."""
+    require_plotly()
+    from plotly.offline import get_plotlyjs
+
+    cache_dir = Path(cache_dir)
+    if not cache_dir.is_dir():
+        raise ReportError(f"the cache directory {cache_dir} does not exist")
+    got = read_cache(cache_dir, functions)
+    analyses = [analyse(e) for e in got["entries"]]
+    data = {"schema": "tunekit.report/1", "cache_dir": str(cache_dir),
+            "functions": list(functions), "entries": analyses, "bad": got["bad"],
+            "missing_functions": got["missing_functions"]}
+    body = [f"<h1>tunekit report</h1><p>Winner cache <code>{html.escape(str(cache_dir))}</code>: "
+            f"{len(analyses)} entries of {len({a['function'] for a in analyses})} functions"
+            + (f", {len(got['bad'])} bad files" if got["bad"] else "") + ".</p>"]
+    if got["missing_functions"]:
+        body.append("<p>No entries for: " +
+                    html.escape(", ".join(got["missing_functions"])) + ".</p>")
+    if not analyses:
+        body.append('<p class="empty">No valid cache entries here: nothing has been tuned with '
+                    "this cache yet.</p>")
+    else:
+        body.append("<nav><ul>" + "".join(
+            f'<li><a href="#entry-{n}">{html.escape(a["function"])} key '
+            f'{html.escape(a["key_text"])}</a>: winner {html.escape(ms(a["winner"]["time_ms"]))}'
+            + (f", {a['speedup']:.3g}x over the default" if a["speedup"] else "") + "</li>"
+            for n, a in enumerate(analyses)) + "</ul></nav>")
+    if got["bad"]:
+        body.append("<h2>Bad entries</h2><p>These files are not valid cache entries; a tuner "
+                    "skips them with a warning and retunes.</p>")
+        body.append(_table([(b["path"], b["reason"]) for b in got["bad"]], ["file", "reason"])
+                    .replace("<tr><td>", '<tr class="bad"><td>'))
+    for n, (e, a) in enumerate(zip(got["entries"], analyses)):
+        body.append(_section(e, a, n))
+    return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+            "<title>tunekit report</title>"
+            f"<style>{STYLE}</style>"
+            f"<script>{get_plotlyjs()}</script>"
+            f'<script type="application/json" id="{DATA_ID}">{_script_json(data)}</script>'
+            "</head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def read_report_data(html_text: str) -> dict:
+    """The data embedded in a report page (what its plots and tables show)."""
+    start_tag = f'<script type="application/json" id="{DATA_ID}">'
+    start = html_text.index(start_tag) + len(start_tag)
+    end = html_text.index("</script>", start)
+    return json.loads(html_text[start:end])
