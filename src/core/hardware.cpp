@@ -1,10 +1,11 @@
 #include "json_io.hpp"
+#include "os.hpp"
 #include "sha256.hpp"
 
 #include <tunekit/hardware.hpp>
 #include <tunekit/version.hpp>
 
-#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -23,7 +24,7 @@ std::string hardware_info::to_string() const {
 
 namespace {
 std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
+  std::istringstream in(detail::read_file("/proc/cpuinfo").value_or(""));
   std::string line;
   while (std::getline(in, line)) {
     for (const char *tag : {"model name", "Hardware", "cpu model"}) {
