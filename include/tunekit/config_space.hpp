@@ -5,7 +5,9 @@
 
 #include <tunekit/config.hpp>
 
+#include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,8 +44,9 @@ public:
   [[nodiscard]] auto end() const noexcept { return m_configs.end(); }
   [[nodiscard]] const std::vector<config> &configs() const noexcept { return m_configs; }
 
-  /// Index of `c` in the space, or -1.
-  [[nodiscard]] std::ptrdiff_t index_of(const config &c) const noexcept;
+  /// Index of `c` in the space (fields in its order, values of the same type), or nullopt. A
+  /// linear search: the tuner never calls it on a call's path.
+  [[nodiscard]] std::optional<std::size_t> index_of(const config &c) const noexcept;
   /// True when some config has a field called `name`.
   [[nodiscard]] bool has_field(std::string_view name) const noexcept;
 

@@ -110,9 +110,12 @@ config_space config_space::product(const std::vector<parameter> &params,
   return s;
 }
 
-std::ptrdiff_t config_space::index_of(const config &c) const noexcept {
+std::optional<std::size_t> config_space::index_of(const config &c) const noexcept {
   auto it = std::find(m_configs.begin(), m_configs.end(), c);
-  return it == m_configs.end() ? -1 : it - m_configs.begin();
+  if (it == m_configs.end()) {
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(it - m_configs.begin());
 }
 
 bool config_space::has_field(std::string_view name) const noexcept {

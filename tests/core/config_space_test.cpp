@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,8 @@ TEST(config_space, explicit_list_keeps_order_and_first_is_default) {
   ASSERT_EQ(s.size(), 3U);
   EXPECT_EQ(s[0], (config{{"BLOCK", 1024}}));
   EXPECT_EQ(texts(s), (std::vector<std::string>{"BLOCK=1024", "BLOCK=256", "BLOCK=512"}));
-  EXPECT_EQ(s.index_of(config{{"BLOCK", 512}}), 2);
-  EXPECT_EQ(s.index_of(config{{"BLOCK", 512.0}}), -1);
+  EXPECT_EQ(s.index_of(config{{"BLOCK", 512}}), 2U);
+  EXPECT_EQ(s.index_of(config{{"BLOCK", 512.0}}), std::nullopt);
   EXPECT_TRUE(s.has_field("BLOCK"));
   EXPECT_FALSE(s.has_field("num_warps"));
 }
@@ -130,7 +131,7 @@ TEST(config_space, default_constructed_is_empty) {
   const config_space s;
   EXPECT_TRUE(s.empty());
   EXPECT_EQ(s.size(), 0U);
-  EXPECT_EQ(s.index_of(config{{"a", 1}}), -1);
+  EXPECT_EQ(s.index_of(config{{"a", 1}}), std::nullopt);
 }
 
 TEST(config_space, configs_whose_text_looks_alike_are_not_duplicates) {
