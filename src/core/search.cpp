@@ -351,10 +351,9 @@ search_result search(const search_request &in) {
       result.strategy->order.push_back(record_of[i]);
     }
   }
-  result.measured = result.records.size();
   const auto winner = pick_winner(times);
   if (!winner) {
-    throw no_valid_config(in.what, result.measured, result.records);
+    throw no_valid_config(in.what, result.records.size(), result.records);
   }
   result.winner = *winner;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

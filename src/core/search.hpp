@@ -95,8 +95,7 @@ struct search_result {
   std::vector<candidate_record> records;
   /// The candidate index of each record.
   std::vector<std::size_t> positions;
-  std::size_t winner = 0;   ///< index into `records`, by `pick_winner`
-  std::size_t measured = 0; ///< candidates measured
+  std::size_t winner = 0; ///< index into `records`, by `pick_winner`
   double seconds = 0;
   std::optional<search_record> strategy; ///< set when a strategy chose the candidates
 };

@@ -77,7 +77,7 @@ void verbose_lines::candidate_measured(std::size_t /*index*/, const candidate_re
 void verbose_lines::search_finished(const search_result &result) {
   const candidate_record &w = result.records[result.winner];
   line(m_what + ": winner [" + w.config.to_string() + "] " + format_ms(w.time_ms) +
-       " after measuring " + std::to_string(result.measured) + " candidates in " +
+       " after measuring " + std::to_string(result.records.size()) + " candidates in " +
        format_ms(result.seconds * 1e3));
 }
 
