@@ -4,6 +4,7 @@
 /// A tuner reads it once when it is built; tests pass their own.
 
 #include <filesystem>
+#include <string>
 
 namespace tunekit {
 
@@ -25,6 +26,10 @@ struct environment {
   std::filesystem::path lookup_table{};
   /// `TUNEKIT_LOG_DIR`; default `./.autotune_logs`.
   std::filesystem::path log_dir = ".autotune_logs";
+  /// `TUNEKIT_AUTOTUNE`: how much every call of a tuner may do, `off`, `cached`, `quick` or `full`
+  /// (any case; see `tunekit::effort`). Kept as written: a tuner reads it when it is built, where
+  /// empty means `full` and anything else that names no effort is a warning, then `full`.
+  std::string autotune{};
 
   /// Reads the variables above. A flag is on for `1`, `true`, `yes` or `on` (any case).
   [[nodiscard]] static environment from_env();

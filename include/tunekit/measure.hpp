@@ -63,6 +63,11 @@ struct candidate_info {
   /// The best valid score of this search so far on this rank, in milliseconds (+infinity before
   /// the first): what `measure_policy::early_stop_factor` compares with.
   double best_ms = std::numeric_limits<double>::infinity();
+  /// Set when the tuned function writes its arguments (a reset hook, `tuned_function::with_reset`):
+  /// puts them back as the caller passed them. A measurer calls it before every run, warmup and
+  /// timed, outside its timed region; a run not preceded by it calls it itself, inside the timed
+  /// region, so that a measurer that ignores it still runs every candidate on the caller's data.
+  const detail::function_ref<void()> *reset = nullptr;
 };
 
 /// Whether the policy's early-stop check falls after `timed_runs` timed runs of a candidate: the
@@ -80,6 +85,7 @@ struct candidate_info {
 /// Times one candidate. `run` performs one call of the tuned function with the candidate's config;
 /// the measurer calls it `policy.warmup` times, then `policy.runs` times timed, and returns one
 /// time in milliseconds per timed run (fewer when `stop_early` says so: the policy's early stop).
+/// When `info.reset` is set it calls that before each run, untimed (`reset_before_run`).
 /// Exceptions from `run` propagate to the tuner, which records them as the candidate's failure;
 /// throw `fatal_candidate_error` for failures that must stop tuning.
 class measurer {
@@ -95,6 +101,14 @@ public:
   /// Short name recorded in cache entries ("host", "simulated", "cuda").
   [[nodiscard]] virtual std::string name() const = 0;
 };
+
+/// Calls `info.reset` when it is set: what a measurer does before each run of a candidate, outside
+/// its timed region.
+inline void reset_before_run(const candidate_info &info) {
+  if (info.reset != nullptr) {
+    (*info.reset)();
+  }
+}
 
 /// Work a candidate needs before it can run, done ahead on other threads while the device measures
 /// the candidates already prepared: compiling a runtime-compiled kernel is the example

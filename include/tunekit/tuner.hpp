@@ -67,12 +67,16 @@ public:
   /// docs/function_tuner.md). `default_fn`, when given, answers after the artifact and the table.
   /// `prune` says whether a candidate is kept;
   /// `run` calls the tuned function once with a candidate; `check` validates the output of the last
-  /// run (false: "wrong result"). Throws `tunekit::error` when nothing valid is left.
+  /// run (false: "wrong result"). `reset`, when given, puts back the arguments the function writes
+  /// (see `tuned_function::with_reset`): before every run of a candidate (`candidate_info::reset`)
+  /// and once more after a search, so that the winner's call sees the caller's data. Throws
+  /// `tunekit::error` when nothing valid is left.
   const config &resolve(const key &k, const call_options &o,
                         detail::function_ref<bool(const config &)> prune,
                         detail::function_ref<void(const config &)> run,
                         detail::function_ref<bool(const config &)> check,
-                        const detail::function_ref<config()> *default_fn = nullptr);
+                        const detail::function_ref<config()> *default_fn = nullptr,
+                        const detail::function_ref<void(const config &)> *reset = nullptr);
 
   /// The lookup table this tuner consults, or nullptr.
   [[nodiscard]] const tunekit::lookup_table *table() const noexcept;
@@ -175,6 +179,9 @@ struct no_check {
 /// Marks a tuned function without a default function.
 struct no_default {};
 
+/// Marks a tuned function that writes none of its arguments (no reset hook).
+struct no_reset {};
+
 /// A tuned function that takes its config decoded into the caller's own type: `decode(const
 /// config&) -> P` runs once per measured candidate and once per resolved winner, and `fn(args...,
 /// const P&)` is called with it, so a resolved call reads no config field by name.
@@ -202,14 +209,14 @@ template <class T> inline constexpr char type_tag = 0;
 
 /// The callable `autotune` returns: `fn(args..., config)` with the config resolved per key.
 template <class Fn, class KeyFn, class PruneFn, class CheckFn = no_check,
-          class DefaultFn = no_default>
+          class DefaultFn = no_default, class ResetFn = no_reset>
 class tuned_function final {
 public:
   tuned_function(std::shared_ptr<tunekit::tuner> t, Fn fn, KeyFn key_fn, PruneFn prune_fn,
-                 CheckFn check_fn = {}, DefaultFn default_fn = {})
+                 CheckFn check_fn = {}, DefaultFn default_fn = {}, ResetFn reset_fn = {})
       : m_tuner(std::move(t)), m_fn(std::move(fn)), m_key_fn(std::move(key_fn)),
         m_prune_fn(std::move(prune_fn)), m_check_fn(std::move(check_fn)),
-        m_default_fn(std::move(default_fn)) {}
+        m_default_fn(std::move(default_fn)), m_reset_fn(std::move(reset_fn)) {}
 
   /// Resolves the config for these arguments' key and returns `fn(args..., config)`.
   template <class... Args> decltype(auto) operator()(Args &&...args) {
@@ -222,16 +229,26 @@ public:
   /// A copy that validates each candidate's output after it is measured:
   /// `check(const args&..., const config&) -> bool`; false marks it "wrong result".
   template <class C> [[nodiscard]] auto with_check(C check) const {
-    return tuned_function<Fn, KeyFn, PruneFn, C, DefaultFn>(m_tuner, m_fn, m_key_fn, m_prune_fn,
-                                                            std::move(check), m_default_fn);
+    return tuned_function<Fn, KeyFn, PruneFn, C, DefaultFn, ResetFn>(
+        m_tuner, m_fn, m_key_fn, m_prune_fn, std::move(check), m_default_fn, m_reset_fn);
   }
 
   /// A copy with a default: `default_fn(const args&...) -> config`, served when neither a winner,
   /// an artifact nor a lookup table answers, so that a normal call never searches (only
   /// `TUNEKIT_ALWAYS_TUNE=1` does). The config must be one of the space.
   template <class D> [[nodiscard]] auto with_default(D default_fn) const {
-    return tuned_function<Fn, KeyFn, PruneFn, CheckFn, D>(m_tuner, m_fn, m_key_fn, m_prune_fn,
-                                                          m_check_fn, std::move(default_fn));
+    return tuned_function<Fn, KeyFn, PruneFn, CheckFn, D, ResetFn>(
+        m_tuner, m_fn, m_key_fn, m_prune_fn, m_check_fn, std::move(default_fn), m_reset_fn);
+  }
+
+  /// A copy for a function that writes its arguments: `reset(args&..., const config&)` puts them
+  /// back as the caller passed them (restores a copy it keeps, zeroes an accumulator). While
+  /// tuning it runs before every run of a candidate, outside the timed region of tunekit's
+  /// measurers, and once more after the search, so that the call with the winner makes what one
+  /// call with it makes. A resolved call never calls it.
+  template <class R> [[nodiscard]] auto with_reset(R reset_fn) const {
+    return tuned_function<Fn, KeyFn, PruneFn, CheckFn, DefaultFn, R>(
+        m_tuner, m_fn, m_key_fn, m_prune_fn, m_check_fn, m_default_fn, std::move(reset_fn));
   }
 
   /// Options used by plain calls.
@@ -268,7 +285,8 @@ public:
       return invoke_with(c, args...);
     }
     const key k = key_for(&o, std::as_const(args)...);
-    if (o.pinned.empty() && !o.verbose) [[likely]] {
+    // A pinned, verbose or per-call `off` call is resolved (`off` never serves a winner).
+    if (o.pinned.empty() && !o.verbose && o.effort != effort::off) [[likely]] {
       if (const detail::winner *w = detail::tuner_access::find_hot(*m_tuner, m_memo, k))
           [[likely]] {
         if constexpr (detail::is_decoded<Fn>::value) {
@@ -292,17 +310,24 @@ public:
     auto check = [&](const config &c) -> bool {
       return static_cast<bool>(std::invoke(m_check_fn, std::as_const(args)..., c));
     };
-    if constexpr (std::is_same_v<DefaultFn, no_default>) {
-      const config &c = m_tuner->resolve(k, o, prune, run, check);
-      return invoke_with(c, args...);
-    } else {
-      auto dflt = [&]() -> config {
+    auto dflt = [&]() -> config {
+      if constexpr (std::is_same_v<DefaultFn, no_default>) {
+        return config{};
+      } else {
         return config(std::invoke(m_default_fn, std::as_const(args)...));
-      };
-      const detail::function_ref<config()> dflt_ref(dflt);
-      const config &c = m_tuner->resolve(k, o, prune, run, check, &dflt_ref);
-      return invoke_with(c, args...);
-    }
+      }
+    };
+    const detail::function_ref<config()> dflt_ref(dflt);
+    auto reset = [&](const config &c) {
+      if constexpr (!std::is_same_v<ResetFn, no_reset>) {
+        std::invoke(m_reset_fn, args..., c);
+      }
+    };
+    const detail::function_ref<void(const config &)> reset_ref(reset);
+    const config &c = m_tuner->resolve(k, o, prune, run, check,
+                                       std::is_same_v<DefaultFn, no_default> ? nullptr : &dflt_ref,
+                                       std::is_same_v<ResetFn, no_reset> ? nullptr : &reset_ref);
+    return invoke_with(c, args...);
   }
 
 private:
@@ -331,6 +356,7 @@ private:
   PruneFn m_prune_fn;
   CheckFn m_check_fn;
   [[no_unique_address]] DefaultFn m_default_fn;
+  [[no_unique_address]] ResetFn m_reset_fn;
   call_options m_defaults;
   detail::winner_memo m_memo; // the last winner this function served
 };

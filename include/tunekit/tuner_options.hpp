@@ -13,6 +13,7 @@
 #include <tunekit/process_context.hpp>
 #include <tunekit/strategy/run_search.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,7 +33,7 @@ enum class source {
   default_config, ///< the tuner's default function
   search,         ///< measured now
   table_search,   ///< measured now, among the several choices the lookup table names
-  disabled,       ///< `autotune=false`: the space's first config
+  disabled,       ///< the space's first config: `autotune=false`, `off`, a `cached` miss
 };
 [[nodiscard]] std::string_view to_string(source s) noexcept;
 
@@ -48,15 +49,49 @@ enum class tuning_mode {
   deferred,
 };
 
+/// How much a call may do to find its config: `TUNEKIT_AUTOTUNE` (`environment::autotune`) for
+/// every call of a tuner, `call_options::effort` for one call (docs/function_tuner.md, "Effort:
+/// TUNEKIT_AUTOTUNE").
+enum class effort : std::uint8_t {
+  /// The default function's config (source `default_config`), else the space's first (source
+  /// `disabled`), with the pinned values: nothing stored, nothing measured, no collective.
+  off,
+  /// What is stored (memory, cache, artifact, lookup table, default; with several ranks, after
+  /// their vote), never a measurement: when nothing answers on every rank, the space's first config
+  /// (source `disabled`), not remembered, so a later call with more effort still tunes.
+  cached,
+  /// A search within a small budget: at most `quick_max_evaluations` candidates, each with at most
+  /// `quick_warmup` warmup and `quick_runs` timed runs. Its winner is stored like any other.
+  quick,
+  /// The configured budget and measurement policy (the default).
+  full,
+};
+/// "off", "cached", "quick" or "full".
+[[nodiscard]] std::string_view to_string(effort e) noexcept;
+/// The effort a name gives (`off`, `cached`, `quick`, `full`, any case); nullopt for anything else.
+[[nodiscard]] std::optional<effort> parse_effort(std::string_view name) noexcept;
+
+/// The most candidates a `quick` search measures: its `max_evaluations` is the configured one's
+/// when smaller, else this.
+inline constexpr std::size_t quick_max_evaluations = 32;
+/// The most warmup runs and timed runs of each candidate of a `quick` search (the configured
+/// policy's when smaller).
+inline constexpr int quick_warmup = 1;
+inline constexpr int quick_runs = 3;
+
 /// Per-call options, with the seed's meaning.
 struct call_options {
-  /// false: run the space's first config; no key, no pruning, no measurement.
+  /// false: run the space's first config; no key, no pruning, no measurement. Stronger than
+  /// `effort`.
   bool autotune = true;
   /// INFO lines on stdout: the key, the source that answered, candidate timings, the winner.
   bool verbose = false;
   /// A pinned value that is also a config field is an error naming the field unless this is set;
   /// with it the pinned value wins and that field is not tuned.
   bool allow_arg_overwrite = false;
+  /// How much this call may do (see `effort`); nullopt: the tuner's environment's
+  /// (`TUNEKIT_AUTOTUNE`, default `full`).
+  std::optional<tunekit::effort> effort{};
   /// Ranks to agree with; null: the tuner's communicator, else `default_communicator()`, else a
   /// single process.
   communicator *comm = nullptr;

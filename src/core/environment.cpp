@@ -41,6 +41,7 @@ environment environment::from_env() {
   if (auto dir = get("TUNEKIT_LOG_DIR"); !dir.empty()) {
     e.log_dir = dir;
   }
+  e.autotune = get("TUNEKIT_AUTOTUNE");
   return e;
 }
 

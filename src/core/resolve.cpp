@@ -4,6 +4,7 @@
 #include <tunekit/error.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 namespace tunekit {
 
@@ -27,6 +28,32 @@ std::string_view to_string(source s) noexcept {
     return "disabled";
   }
   return "unknown";
+}
+
+std::string_view to_string(effort e) noexcept {
+  switch (e) {
+  case effort::off:
+    return "off";
+  case effort::cached:
+    return "cached";
+  case effort::quick:
+    return "quick";
+  case effort::full:
+    return "full";
+  }
+  return "unknown";
+}
+
+std::optional<effort> parse_effort(std::string_view name) noexcept {
+  for (const effort e : {effort::off, effort::cached, effort::quick, effort::full}) {
+    const std::string_view n = to_string(e);
+    if (std::equal(name.begin(), name.end(), n.begin(), n.end(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == b;
+        })) {
+      return e;
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace tunekit
@@ -244,6 +271,18 @@ std::vector<std::size_t> table_narrowing(const resolve_sources &s, call_candidat
   }
   c.narrow_to(t.choices);
   return std::move(t.choices);
+}
+
+search_effort search_effort_of(effort level, const search_settings &settings,
+                               const measure_policy &policy) {
+  search_effort out{settings, policy};
+  if (level == effort::quick) {
+    out.settings.budget.max_evaluations =
+        std::min(settings.budget.max_evaluations, quick_max_evaluations);
+    out.policy.warmup = std::min(policy.warmup, quick_warmup);
+    out.policy.runs = std::min(policy.runs, quick_runs);
+  }
+  return out;
 }
 
 std::optional<proposal> from_default(const resolve_call &c) {

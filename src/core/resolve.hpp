@@ -63,6 +63,16 @@ struct resolve_call {
 [[nodiscard]] std::vector<std::size_t> table_narrowing(const resolve_sources &s,
                                                        call_candidates &c);
 
+/// What a search at `level` may spend: the configured settings and policy, and under `quick` at
+/// most `quick_max_evaluations` evaluations and `quick_warmup` warmup / `quick_runs` timed runs
+/// per candidate (`off` and `cached` never search).
+struct search_effort {
+  search_settings settings;
+  measure_policy policy;
+};
+[[nodiscard]] search_effort search_effort_of(effort level, const search_settings &settings,
+                                             const measure_policy &policy);
+
 /// Step 5 alone: the tuner's default function (deferred mode hands it out before `arm`). Throws
 /// `tunekit::error` when it throws or gives a config that is not a candidate.
 [[nodiscard]] std::optional<proposal> from_default(const resolve_call &c);

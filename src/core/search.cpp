@@ -34,8 +34,23 @@ candidate_record measure_one(const search_request &in, std::size_t i, std::size_
   r.config = c;
   try {
     const measuring &m = in.measure;
-    auto run_once = [&] { m.run(c); };
-    const auto samples = m.meas.measure(candidate_info{in.tuner, in.k, c, done, planned, best_ms},
+    // With a reset hook every run starts from the caller's data: after the measurer's untimed
+    // reset, or else after one the run makes itself.
+    bool reset_done = false;
+    auto reset = [&] {
+      (*m.reset)(c);
+      reset_done = true;
+    };
+    const function_ref<void()> reset_ref(reset);
+    auto run_once = [&] {
+      if (m.reset != nullptr && !reset_done) {
+        (*m.reset)(c);
+      }
+      reset_done = false;
+      m.run(c);
+    };
+    const auto samples = m.meas.measure(candidate_info{in.tuner, in.k, c, done, planned, best_ms,
+                                                       m.reset != nullptr ? &reset_ref : nullptr},
                                         run_once, m.policy);
     r.stats = summarize(samples);
     if (!m.check(c)) {

@@ -44,6 +44,9 @@ struct measuring {
   function_ref<bool(const config &)> check;
   /// Prepares candidates ahead of their measurement (compiles); null: nothing to prepare.
   candidate_preparer *preparer = nullptr;
+  /// Puts the arguments the function writes back before each run of a candidate (handed to the
+  /// measurer as `candidate_info::reset`); null: the function writes none.
+  const function_ref<void(const config &)> *reset = nullptr;
 };
 
 /// Where a strategy's start points come from besides `search_settings::start_configs`: the winner

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 
@@ -34,6 +35,10 @@ struct tuner::impl {
   std::shared_ptr<const lookup_table> table; // opts.table.lookup_table, else the file env names
   std::vector<std::string> templates;        // the template ids of the space
   std::string space_digest;                  // see docs/cache.md, "space"
+
+  effort env_effort = effort::full; // TUNEKIT_AUTOTUNE, read when the tuner is built
+  bool hot_misses = false;          // no hot-path hits: TUNEKIT_VERBOSE=1 or TUNEKIT_AUTOTUNE=off
+  std::deque<config> held;          // pinned configs served unremembered (off, a cached miss)
 
   std::atomic<bool> armed{false};
   std::unordered_map<key, config> deferred; // deferred mode, before arm: key -> default config
@@ -72,6 +77,28 @@ struct tuner::impl {
       }
     }
     space_digest = detail::space_digest(space);
+    if (const auto e = parse_effort(env.autotune)) {
+      env_effort = *e;
+    } else if (!env.autotune.empty()) {
+      log.warn("tuner '" + name + "': TUNEKIT_AUTOTUNE='" + env.autotune +
+               "' is not one of off, cached, quick, full; using full");
+    }
+    hot_misses = env.verbose || env_effort == effort::off;
+  }
+
+  // The call's effort, else the environment's.
+  [[nodiscard]] effort level_of(const call_options &o) const {
+    return o.effort.value_or(env_effort);
+  }
+
+  // A config served without being remembered (effort off, a cached miss): candidate i itself when
+  // the call pins nothing (it is the space's), else one copy kept per distinct config.
+  const config &unremembered(const detail::call_candidates &cands, std::size_t i) {
+    if (cands.pinned().empty()) {
+      return cands[i];
+    }
+    const auto it = std::find(held.begin(), held.end(), cands[i]);
+    return it != held.end() ? *it : held.emplace_back(cands[i]);
   }
 
   [[nodiscard]] std::string context(const key &k) const {
@@ -150,7 +177,9 @@ struct tuner::impl {
   // artifact under forced tuning; the winner cache on local rank 0 only) and remembered.
   const config &search_and_store(detail::call_candidates &cands, communicator &comm, bool verbose,
                                  detail::function_ref<void(const config &)> run,
-                                 detail::function_ref<bool(const config &)> check) {
+                                 detail::function_ref<bool(const config &)> check,
+                                 const detail::function_ref<void(const config &)> *reset,
+                                 effort level) {
     const std::string &what = cands.context();
     if (writes_artifact() && !device_identity::of(hw).complete()) {
       throw error(what + ": forced tuning cannot write artifact '" + opts.artifact.name +
@@ -158,6 +187,7 @@ struct tuner::impl {
     }
     const std::vector<bool> &kept = cands.kept_list();
     const function_identity fn{name, opts.version};
+    const detail::search_effort budget = detail::search_effort_of(level, opts.search, opts.policy);
     detail::search_result found = detail::search(
         {.tuner = name,
          .what = what,
@@ -166,15 +196,15 @@ struct tuner::impl {
          .kept = kept,
          .comm = comm,
          .parallel_split = opts.parallel_split,
-         .settings = opts.search,
+         .settings = budget.settings,
          .declared = cands.pinned().empty() ? space.parameters() : std::vector<parameter>{},
          .forced = env.always_tune,
-         .measure = {*meas, opts.policy, run, check, opts.preparer.get()},
+         .measure = {*meas, budget.policy, run, check, opts.preparer.get(), reset},
          .transfer = {cache, opts.use_disk_cache, fn, hw},
          .output = {.log = log, .verbose = verbose, .progress = env.progress}});
     const double seconds = found.seconds;
-    cache_entry e = detail::make_entry({fn, cands.stored_key(), hw, deps, opts.policy, meas->name(),
-                                        comm.size(), cands.size(),
+    cache_entry e = detail::make_entry({fn, cands.stored_key(), hw, deps, budget.policy,
+                                        meas->name(), comm.size(), cands.size(),
                                         cands.size() - cands.kept_count(), space_digest},
                                        std::move(found));
     const std::string text = tuning_log(e, seconds);
@@ -257,7 +287,7 @@ const detail::winner *tuner::find_winner(const key &k, bool hot) const noexcept 
   if (!hot) {
     return m->memory.find(k);
   }
-  if (m->env.verbose) {
+  if (m->hot_misses) {
     return nullptr;
   }
   // The generation is read before the lookup: see winner_map.
@@ -278,7 +308,8 @@ const config &tuner::resolve(const key &k, const call_options &o,
                              detail::function_ref<bool(const config &)> prune,
                              detail::function_ref<void(const config &)> run,
                              detail::function_ref<bool(const config &)> check,
-                             const detail::function_ref<config()> *default_fn) {
+                             const detail::function_ref<config()> *default_fn,
+                             const detail::function_ref<void(const config &)> *reset) {
   impl &state = *m;
   const std::lock_guard lock(state.resolve_mutex);
   const bool verbose = o.verbose || state.env.verbose;
@@ -291,6 +322,16 @@ const config &tuner::resolve(const key &k, const call_options &o,
     }
     return c;
   };
+
+  // 0. effort off: the default function's config, else the space's first (nothing stored, measured
+  // or agreed)
+  const effort level = state.level_of(o);
+  if (level == effort::off) {
+    const auto d = detail::from_default({cands, default_fn, verbose});
+    return answered(state.unremembered(cands, d ? d->index : 0),
+                    d ? source::default_config : source::disabled,
+                    d ? "effort off: default" : "effort off: first config");
+  }
 
   // 1. memory, then deferred mode before arm (no collective, no measurement, no memory entry)
   if (const detail::winner *w = state.memory.find(stored)) {
@@ -311,6 +352,13 @@ const config &tuner::resolve(const key &k, const call_options &o,
                     to_string(answer->from));
   }
 
+  // effort cached: no stored answer held by every rank, and no search; the first config is not
+  // remembered, so that a call with more effort still tunes
+  if (level == effort::cached) {
+    return answered(state.unremembered(cands, 0), source::disabled,
+                    "effort cached, no stored answer: first config");
+  }
+
   // 6. search every kept candidate (among the table's choices when it names several)
   cands.prune_all();
   const bool among = !detail::table_narrowing(state.sources(), cands).empty();
@@ -320,7 +368,10 @@ const config &tuner::resolve(const key &k, const call_options &o,
     throw error(cands.context() + ": prune_fn removed all " + std::to_string(cands.size()) +
                 " configs; it must keep at least one");
   }
-  const config &c = state.search_and_store(cands, comm, verbose, run, check);
+  const config &c = state.search_and_store(cands, comm, verbose, run, check, reset, level);
+  if (reset != nullptr) {
+    (*reset)(c); // the candidates' last run wrote the arguments the winner's call reads
+  }
   state.last = among ? source::table_search : source::search;
   return c;
 }
@@ -341,7 +392,7 @@ void tuner::key_fn_failed(std::exception_ptr e, const call_options *o) const {
   }
   // In a tuning call the other ranks may be resolving their key: this rank votes "I failed" so
   // that they raise with it instead of waiting (no collective before arm in deferred mode).
-  if (o != nullptr && m->armed.load()) {
+  if (o != nullptr && m->armed.load() && m->level_of(*o) != effort::off) {
     const std::lock_guard lock(m->resolve_mutex);
     communicator &comm = m->pick(o->comm);
     static_cast<void>(detail::agree(comm, "tuner '" + m->name + "'",
