@@ -78,7 +78,7 @@ private:
 /// One run of the candidate being measured, callable from Python only while the measurer's
 /// `measure` is running.
 struct run_handle {
-  detail::function_ref<void()> *fn = nullptr;
+  const detail::function_ref<void()> *fn = nullptr;
   void operator()() const {
     if (fn == nullptr) {
       throw error("a measurer's run() was called after its measure() returned");
@@ -97,6 +97,8 @@ struct measure_request {
   double best_ms = 0;
   int warmup = 0;
   int runs = 0;
+  /// `reset()` before each run, untimed (see `candidate_info::reset`), or None.
+  nb::object reset;
 };
 
 /// A measurer implemented in Python: `measure(run, request) -> list of milliseconds`, one per
@@ -118,10 +120,15 @@ public:
     r.warmup = policy.warmup;
     r.runs = policy.runs;
     nb::object handle = nb::cast(run_handle{&run});
+    r.reset = info.reset != nullptr ? nb::cast(run_handle{info.reset}) : nb::none();
     struct invalidate {
       nb::handle h;
-      ~invalidate() { nb::inst_ptr<run_handle>(h)->fn = nullptr; }
-    } guard{handle};
+      ~invalidate() {
+        if (h.is_valid() && !h.is_none()) {
+          nb::inst_ptr<run_handle>(h)->fn = nullptr;
+        }
+      }
+    } guard{handle}, reset_guard{r.reset};
     try {
       nb::object out = m_obj.attr("measure")(handle, r);
       return nb::cast<std::vector<double>>(out);
@@ -184,7 +191,10 @@ void bind_adapters(nb::module_ &m) {
       .def_ro("count", &measure_request::count)
       .def_ro("best_ms", &measure_request::best_ms)
       .def_ro("warmup", &measure_request::warmup)
-      .def_ro("runs", &measure_request::runs);
+      .def_ro("runs", &measure_request::runs)
+      .def_ro("reset", &measure_request::reset,
+              "Call it before each run, outside the timed region, when it is not None: it puts "
+              "back the arguments the function writes.");
 }
 
 } // namespace tunekit::python

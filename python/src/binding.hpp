@@ -48,8 +48,9 @@ namespace nb = nanobind;
 [[nodiscard]] nb::object from_value(const value &v);
 /// Free text (a reason, a parser's message) as a str; bytes that are not UTF-8 become `\xNN`.
 [[nodiscard]] nb::str text_to_py(const std::string &text);
-/// `key_fn`'s result (a value or a tuple or list of them) as a key.
-[[nodiscard]] key to_key(nb::handle h);
+/// `key_fn`'s result (a value or a tuple or list of them) as a key; `tuner` names the tuner in
+/// errors, which also name the value's position.
+[[nodiscard]] key to_key(nb::handle h, const std::string &tuner = {});
 [[nodiscard]] nb::tuple key_to_py(const key &k);
 /// A dict of field names to values as a config; `what` names it in errors (`config_space[3]`).
 [[nodiscard]] config to_config(const nb::dict &d, const std::string &what);
@@ -92,16 +93,17 @@ struct config_hash {
 /// own list. Both directions are O(1).
 class py_tuner {
 public:
-  py_tuner(std::string name, const nb::list &configs, std::string version,
-           const nb::object &measurer, const nb::object &host_sync, bool use_disk_cache, int warmup,
-           int runs, const std::optional<nb::dict> &hardware,
-           const std::map<std::string, std::string> &deps, const nb::object &log);
+  /// `options`: what `tunekit.AutoTuner` passes (measurer, policy, search settings, artifact,
+  /// table, identity, mode); an unknown key is a TypeError.
+  py_tuner(std::string name, const nb::list &configs, std::string version, const nb::dict &options);
 
   /// Resolves `key` with the pinned values `pinned` and returns the index of the winner in the
-  /// space. `prune(i) -> bool` and `run(i)` take indices of the space.
+  /// space. `prune(i) -> bool`, `run(i)` and `reset(i)` take indices of the space; `default()`
+  /// returns a config dict of the space (or None for no default); `reset` None: nothing to reset.
   std::size_t resolve(nb::handle key_obj, const nb::object &prune, const nb::object &run,
                       bool verbose, const nb::object &comm, const std::optional<nb::dict> &pinned,
-                      bool allow_arg_overwrite);
+                      bool allow_arg_overwrite, const nb::object &default_fn,
+                      const nb::object &reset, const std::optional<std::string> &effort);
 
   /// The index of the in-process winner of `key` (with `pinned`), or None.
   [[nodiscard]] std::optional<std::size_t> find(nb::handle key_obj,
@@ -132,5 +134,6 @@ void bind_adapters(nb::module_ &m);   ///< Run, MeasureRequest
 void bind_tuner(nb::module_ &m);      ///< Tuner
 void bind_contextual(nb::module_ &m); ///< Plan, ContextualTuner
 void bind_cache(nb::module_ &m);      ///< cache_dir, read_entry, entry_path, list/remove_entries
+void bind_hot(nb::module_ &m);        ///< HotFunction
 
 } // namespace tunekit::python

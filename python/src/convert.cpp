@@ -5,6 +5,7 @@
 
 #include <tunekit/error.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -39,6 +40,15 @@ std::string nested_text(nb::handle seq, const std::string &what) {
 } // namespace
 
 value to_value(nb::handle h, const std::string &what) {
+  // A NumPy scalar (numpy.int64, numpy.float32, numpy.bool_): the Python value it holds.
+  if (!PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && nb::hasattr(h, "item") &&
+      nb::hasattr(h, "dtype") && nb::hasattr(h.type(), "__module__") &&
+      nb::cast<std::string>(nb::str(h.type().attr("__module__"))) == "numpy") {
+    nb::object v = h.attr("item")();
+    if (!v.type().is(h.type())) {
+      return to_value(v, what);
+    }
+  }
   if (PyBool_Check(h.ptr())) {
     return value(h.ptr() == Py_True);
   }
@@ -53,7 +63,11 @@ value to_value(nb::handle h, const std::string &what) {
     return value(static_cast<std::int64_t>(v));
   }
   if (PyFloat_Check(h.ptr())) {
-    return value(PyFloat_AsDouble(h.ptr())); // throws for NaN and infinities
+    const double d = PyFloat_AsDouble(h.ptr());
+    if (!std::isfinite(d)) {
+      throw error(what + " is " + nb::cast<std::string>(nb::repr(h)) + ": a value must be finite");
+    }
+    return value(d);
   }
   if (PyUnicode_Check(h.ptr())) {
     return value(nb::cast<std::string>(h));
@@ -61,8 +75,15 @@ value to_value(nb::handle h, const std::string &what) {
   if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
     return value(nested_text(h, what));
   }
-  throw nb::type_error((what + ": a value of type '" + py_type_name(h) +
-                        "' is not an int, float, bool, str or tuple of them")
+  const std::string type = py_type_name(h);
+  std::string hint;
+  if (type.find("dtype") != std::string::npos || type.rfind("numpy.dtypes.", 0) == 0) {
+    hint = "; pass str(x.dtype)";
+  } else if (nb::hasattr(h, "shape") && nb::hasattr(h, "dtype")) {
+    hint = "; pass its shape and dtype (tuple(x.shape), str(x.dtype)), not the array";
+  }
+  throw nb::type_error((what + ": a value of type '" + type +
+                        "' is not an int, float, bool, str or tuple of them" + hint)
                            .c_str());
 }
 
@@ -95,14 +116,15 @@ nb::str text_to_py(const std::string &text) {
   return nb::steal<nb::str>(s);
 }
 
-key to_key(nb::handle h) {
+key to_key(nb::handle h, const std::string &tuner) {
+  const std::string who = tuner.empty() ? "key_fn's key" : "tuner '" + tuner + "': key_fn's key";
   key k;
   if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
     for (nb::handle item : h) {
-      k.push_back(to_value(item, "key_fn's key"));
+      k.push_back(to_value(item, who + "[" + std::to_string(k.size()) + "]"));
     }
   } else {
-    k.push_back(to_value(h, "key_fn's key"));
+    k.push_back(to_value(h, who));
   }
   return k;
 }

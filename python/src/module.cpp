@@ -54,6 +54,7 @@ NB_MODULE(_core, m) {
   bind_tuner(m);
   bind_contextual(m);
   bind_cache(m);
+  bind_hot(m);
 
   m.def(
       "key", [](nb::handle k) { return key_to_py(to_key(k)); },

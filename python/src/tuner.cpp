@@ -9,8 +9,10 @@
 #include <tunekit/error.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <functional>
+#include <set>
 #include <utility>
 
 namespace tunekit::python {
@@ -49,39 +51,162 @@ config pinned_of(const std::optional<nb::dict> &pinned) {
 
 } // namespace
 
-py_tuner::py_tuner(std::string name, const nb::list &configs, std::string version,
-                   const nb::object &measurer, const nb::object &host_sync, bool use_disk_cache,
-                   int warmup, int runs, const std::optional<nb::dict> &hardware,
-                   const std::map<std::string, std::string> &deps, const nb::object &log) {
-  std::vector<config> space;
-  for (nb::handle c : configs) {
-    const std::string what = "config_space[" + std::to_string(space.size()) + "]";
-    if (!nb::isinstance<nb::dict>(c)) {
-      throw nb::type_error((what + " is a '" + py_type_name(c) + "', not a dict").c_str());
+namespace {
+
+// The options dict `tunekit.AutoTuner` builds: every key is known, read once and typed.
+class option_reader {
+public:
+  explicit option_reader(const nb::dict &d) : m_d(d) {
+    for (auto [k, v] : d) {
+      static_cast<void>(v);
+      m_unread.insert(nb::cast<std::string>(k));
     }
-    space.push_back(to_config(nb::borrow<nb::dict>(c), what));
   }
+  template <class T> T get(const char *name, T fallback) {
+    if (!m_d.contains(name)) {
+      return fallback;
+    }
+    m_unread.erase(name);
+    nb::object v = m_d[name];
+    if (v.is_none()) {
+      return fallback;
+    }
+    try {
+      return nb::cast<T>(v);
+    } catch (const nb::cast_error &) {
+      throw nb::type_error(
+          ("autotune: option '" + std::string(name) + "' cannot be a '" + py_type_name(v) + "'")
+              .c_str());
+    }
+  }
+  nb::object object(const char *name) {
+    if (!m_d.contains(name)) {
+      return nb::none();
+    }
+    m_unread.erase(name);
+    return m_d[name];
+  }
+  void finish() const {
+    if (!m_unread.empty()) {
+      throw nb::type_error(("autotune: unknown option '" + *m_unread.begin() + "'").c_str());
+    }
+  }
+
+private:
+  const nb::dict &m_d;
+  std::set<std::string> m_unread;
+};
+
+statistic to_statistic(const std::string &name) {
+  for (const statistic s : {statistic::mean, statistic::median, statistic::min}) {
+    if (name == to_string(s)) {
+      return s;
+    }
+  }
+  throw nb::value_error(
+      ("autotune: statistic must be 'mean', 'median' or 'min', not '" + name + "'").c_str());
+}
+
+// A config of the space or a start config: its `template_id` key, a str, is the config's template
+// (what lookup tables match), not a field.
+config to_space_config(const nb::dict &d, const std::string &what) {
+  if (!d.contains("template_id")) {
+    return to_config(d, what);
+  }
+  nb::dict fields;
+  for (auto [k, v] : d) {
+    if (!nb::isinstance<nb::str>(k) || nb::cast<std::string>(k) != "template_id") {
+      fields[k] = v;
+    }
+  }
+  nb::object id = d["template_id"];
+  if (!nb::isinstance<nb::str>(id)) {
+    throw nb::type_error(
+        (what + "['template_id'] is a '" + py_type_name(id) + "', not a str").c_str());
+  }
+  config c = to_config(fields, what);
+  c.set_template_id(nb::cast<std::string>(id));
+  return c;
+}
+
+std::vector<config> to_configs(const nb::object &list, const char *what) {
+  std::vector<config> out;
+  if (list.is_none()) {
+    return out;
+  }
+  for (nb::handle c : list) {
+    const std::string where = std::string(what) + "[" + std::to_string(out.size()) + "]";
+    if (!nb::isinstance<nb::dict>(c)) {
+      throw nb::type_error((where + " is a '" + py_type_name(c) + "', not a dict").c_str());
+    }
+    out.push_back(to_space_config(nb::borrow<nb::dict>(c), where));
+  }
+  return out;
+}
+
+} // namespace
+
+py_tuner::py_tuner(std::string name, const nb::list &configs, std::string version,
+                   const nb::dict &options) {
+  std::vector<config> space = to_configs(configs, "config_space");
+  option_reader r(options);
   tuner_options o;
   o.version = std::move(version);
+  const nb::object measurer = r.object("measurer");
+  const nb::object host_sync = r.object("host_sync");
   if (!measurer.is_none()) {
     o.measurer = make_measurer(measurer);
   } else if (!host_sync.is_none()) {
     auto sync = std::make_shared<nb::object>(host_sync);
     o.measurer = std::make_shared<host_measurer>([sync] { (*sync)(); });
   }
-  o.policy.warmup = warmup;
-  o.policy.runs = runs;
-  o.use_disk_cache = use_disk_cache;
-  if (hardware) {
-    o.hardware = to_hardware(*hardware);
+  o.policy.warmup = r.get("warmup", o.policy.warmup);
+  o.policy.runs = r.get("runs", o.policy.runs);
+  o.policy.stat = to_statistic(r.get<std::string>("statistic", "mean"));
+  o.policy.early_stop_factor = r.get("early_stop_factor", o.policy.early_stop_factor);
+  o.policy.early_stop_after = r.get("early_stop_after", o.policy.early_stop_after);
+  o.use_disk_cache = r.get("use_disk_cache", o.use_disk_cache);
+  if (const auto hw = r.get<std::optional<nb::dict>>("hardware", std::nullopt)) {
+    o.hardware = to_hardware(*hw);
   }
-  o.dependencies = deps;
-  o.process = make_process(log);
+  o.dependencies = r.get("dependencies", std::map<std::string, std::string>{});
+  o.process = make_process(r.object("log"));
+
+  search_settings &ss = o.search;
+  ss.strategy = r.get("strategy", std::string{});
+  ss.budget.max_evaluations = r.get("max_evaluations", ss.budget.max_evaluations);
+  ss.budget.max_time = std::chrono::duration<double>(r.get("max_time_s", 0.0));
+  ss.budget.patience = r.get("patience", ss.budget.patience);
+  ss.seed = r.get("seed", ss.seed);
+  ss.batch_size = r.get("batch_size", ss.batch_size);
+  ss.lookahead = r.get("lookahead", ss.lookahead);
+  ss.start_configs = to_configs(r.object("start_configs"), "start_configs");
+  ss.transfer_from_cache = r.get("transfer_from_cache", ss.transfer_from_cache);
+
+  o.artifact.name = r.get("artifact_name", std::string{});
+  o.artifact.key_names = r.get("key_names", std::vector<std::string>{});
+
+  if (const auto path = r.get<std::optional<std::string>>("lookup_table_path", std::nullopt)) {
+    o.table.lookup_table = std::make_shared<const lookup_table>(lookup_table::load(*path));
+  }
+  if (const auto text = r.get<std::optional<std::string>>("lookup_table_json", std::nullopt)) {
+    o.table.lookup_table = std::make_shared<const lookup_table>(lookup_table::from_json(*text));
+  }
+  o.table.op_name = r.get("op_name", std::string{});
+  if (const auto params = r.get<std::optional<nb::dict>>("table_params", std::nullopt)) {
+    o.table.params = to_config(*params, "table_params");
+  }
+  o.table.template_hashes = r.get("template_hashes", std::map<std::string, std::string>{});
+
+  o.mode = r.get("deferred", false) ? tuning_mode::deferred : tuning_mode::eager;
+  o.parallel_split = r.get("parallel_split", false);
+  r.finish();
+
   m_tuner = std::make_unique<tuner>(std::move(name), config_space(std::move(space)), std::move(o));
-  const config_space &s = m_tuner->space();
-  m_index.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    m_index.emplace(s[i], i);
+  const config_space &sp = m_tuner->space();
+  m_index.reserve(sp.size());
+  for (std::size_t i = 0; i < sp.size(); ++i) {
+    m_index.emplace(sp[i], i);
   }
 }
 
@@ -117,10 +242,20 @@ std::size_t py_tuner::index_of(const config &c, const config &pinned) {
 
 std::size_t py_tuner::resolve(nb::handle key_obj, const nb::object &prune, const nb::object &run,
                               bool verbose, const nb::object &comm,
-                              const std::optional<nb::dict> &pinned, bool allow_arg_overwrite) {
-  const key k = to_key(key_obj);
+                              const std::optional<nb::dict> &pinned, bool allow_arg_overwrite,
+                              const nb::object &default_fn, const nb::object &reset,
+                              const std::optional<std::string> &effort) {
+  const key k = to_key(key_obj, m_tuner->name());
   const auto c = make_communicator(comm);
   call_options o;
+  if (effort) {
+    o.effort = parse_effort(*effort);
+    if (!o.effort) {
+      throw nb::value_error(("tuner '" + m_tuner->name() +
+                             "': effort must be off, cached, quick or full, not '" + *effort + "'")
+                                .c_str());
+    }
+  }
   o.verbose = verbose;
   o.comm = c.get();
   o.pinned = pinned_of(pinned);
@@ -131,12 +266,12 @@ std::size_t py_tuner::resolve(nb::handle key_obj, const nb::object &prune, const
   // Ctrl-C (or SystemExit) in a candidate stops tuning and reaches the caller as itself, not as
   // that candidate's failure: every later run fails at once and the interrupt is raised again.
   std::optional<nb::python_error> interrupt;
-  auto run_fn = [&](const config &cfg) {
+  auto guarded = [&](const nb::object &fn, const config &cfg) {
     if (interrupt) {
       throw fatal_candidate_error("interrupted");
     }
     try {
-      run(index_of(cfg, o.pinned));
+      fn(index_of(cfg, o.pinned));
     } catch (nb::python_error &e) {
       if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) {
         interrupt.emplace(e);
@@ -145,10 +280,26 @@ std::size_t py_tuner::resolve(nb::handle key_obj, const nb::object &prune, const
       throw;
     }
   };
+  auto run_fn = [&](const config &cfg) { guarded(run, cfg); };
+  auto reset_fn = [&](const config &cfg) { guarded(reset, cfg); };
+  const detail::function_ref<void(const config &)> reset_ref(reset_fn);
   auto check_fn = [](const config &) { return true; };
+  // The default: a dict of the space (described), from the call's arguments.
+  auto dflt = [&]() -> config {
+    nb::object d = default_fn();
+    if (!nb::isinstance<nb::dict>(d)) {
+      throw error("tuner '" + m_tuner->name() + "': default returned a '" + py_type_name(d) +
+                  "', not a config dict");
+    }
+    return to_space_config(nb::borrow<nb::dict>(d), "the default config");
+  };
+  const detail::function_ref<config()> dflt_ref(dflt);
   std::size_t out = 0;
   try {
-    out = index_of(m_tuner->resolve(k, o, prune_fn, run_fn, check_fn), o.pinned);
+    out = index_of(m_tuner->resolve(k, o, prune_fn, run_fn, check_fn,
+                                    default_fn.is_none() ? nullptr : &dflt_ref,
+                                    reset.is_none() ? nullptr : &reset_ref),
+                   o.pinned);
   } catch (const std::exception &) {
     if (interrupt) {
       throw nb::python_error(*interrupt);
@@ -164,7 +315,7 @@ std::size_t py_tuner::resolve(nb::handle key_obj, const nb::object &prune, const
 std::optional<std::size_t> py_tuner::find(nb::handle key_obj,
                                           const std::optional<nb::dict> &pinned) {
   const config p = pinned_of(pinned);
-  const config *c = m_tuner->find(stored_key(to_key(key_obj), p));
+  const config *c = m_tuner->find(stored_key(to_key(key_obj, m_tuner->name()), p));
   if (c == nullptr) {
     return std::nullopt;
   }
@@ -172,20 +323,32 @@ std::optional<std::size_t> py_tuner::find(nb::handle key_obj,
 }
 
 key py_tuner::stored(nb::handle key_obj, const std::optional<nb::dict> &pinned) const {
-  return stored_key(to_key(key_obj), pinned_of(pinned));
+  return stored_key(to_key(key_obj, m_tuner->name()), pinned_of(pinned));
 }
 
 void bind_tuner(nb::module_ &m) {
   nb::class_<py_tuner>(m, "Tuner", "The type-erased tuner of one decorated function.")
-      .def(nb::init<std::string, const nb::list &, std::string, const nb::object &,
-                    const nb::object &, bool, int, int, const std::optional<nb::dict> &,
-                    const std::map<std::string, std::string> &, const nb::object &>(),
-           "name"_a, "configs"_a, "version"_a, "measurer"_a.none() = nb::none(),
-           "host_sync"_a.none() = nb::none(), "use_disk_cache"_a = true, "warmup"_a = 5,
-           "runs"_a = 10, "hardware"_a = nb::none(),
-           "dependencies"_a = std::map<std::string, std::string>{}, "log"_a.none() = nb::none())
+      .def(nb::init<std::string, const nb::list &, std::string, const nb::dict &>(), "name"_a,
+           "configs"_a, "version"_a, "options"_a = nb::dict())
       .def("resolve", &py_tuner::resolve, "key"_a, "prune"_a.none(), "run"_a, "verbose"_a = false,
-           "comm"_a.none() = nb::none(), "pinned"_a = nb::none(), "allow_arg_overwrite"_a = false)
+           "comm"_a.none() = nb::none(), "pinned"_a = nb::none(), "allow_arg_overwrite"_a = false,
+           "default"_a.none() = nb::none(), "reset"_a.none() = nb::none(), "effort"_a = nb::none())
+      .def(
+          "arm",
+          [](py_tuner &t, const nb::object &comm) {
+            const auto c = make_communicator(comm);
+            t.get().arm(c.get());
+          },
+          "comm"_a.none() = nb::none())
+      .def_prop_ro("armed", [](py_tuner &t) { return t.get().armed(); })
+      .def("recorded_keys",
+           [](py_tuner &t) {
+             nb::list out;
+             for (const key &k : t.get().recorded_keys()) {
+               out.append(key_to_py(k));
+             }
+             return out;
+           })
       .def("find", &py_tuner::find, "key"_a, "pinned"_a = nb::none())
       .def(
           "cache_path",

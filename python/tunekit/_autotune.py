@@ -8,21 +8,89 @@ is served from a dict in Python: the hot path is ``key_fn``, one dict lookup and
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
-import keyword
+import json
+import os
 import warnings
-from typing import Any, Callable, Sequence
+import weakref
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypedDict, Union
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 from . import _core
 from ._comm import communicator_for
 from ._describe import describe, describe_config
+from ._inplace import ArgumentResets, parameter_names
 from ._measure import CudaEventMeasurer, cuda_in_use, dependencies, host_sync, torch_hardware
 
-__all__ = ["autotune", "AutoTuner", "TunekitWarning"]
+__all__ = ["autotune", "AutoTuner", "TunekitWarning", "Budget", "arm", "EFFORTS"]
 
 _NO_KEY = object()
+
+#: The levels of ``TUNEKIT_AUTOTUNE`` and of the per-call ``autotune_effort``.
+EFFORTS = ("off", "cached", "quick", "full")
+
+# Keys of a config dict that describe its template instead of being keyword arguments.
+_TEMPLATE_ID = "template_id"
+_TEMPLATE_HASH = "template_hash"
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """How much a search may spend (the C++ ``search_budget``): at most ``evaluations``
+    candidates measured, ``time_s`` seconds of wall time (0: no limit) and ``patience``
+    evaluations in a row without a better time (0: no limit). Kept spaces of at most
+    ``evaluations`` configs are measured whole."""
+
+    evaluations: int = 1000
+    time_s: float = 0.0
+    patience: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.evaluations, bool) or not isinstance(self.evaluations, int) \
+                or self.evaluations < 1:
+            raise ValueError(f"Budget: evaluations must be an int >= 1, not {self.evaluations!r}")
+        if not isinstance(self.time_s, (int, float)) or self.time_s < 0:
+            raise ValueError(f"Budget: time_s must be >= 0, not {self.time_s!r}")
+        if isinstance(self.patience, bool) or not isinstance(self.patience, int) \
+                or self.patience < 0:
+            raise ValueError(f"Budget: patience must be an int >= 0, not {self.patience!r}")
+
+
+def _budget(budget: Union[int, Budget, None]) -> Budget:
+    if budget is None:
+        return Budget()
+    if isinstance(budget, Budget):
+        return budget
+    if isinstance(budget, int) and not isinstance(budget, bool):
+        return Budget(evaluations=budget)
+    raise TypeError(f"autotune: budget must be an int (evaluations) or a tunekit.Budget, not "
+                    f"{type(budget).__name__}")
+
+
+# Every AutoTuner built with deferred=True, in creation order (the same on every rank when the
+# ranks import the same modules): what tunekit.arm() arms.
+_deferred: "weakref.WeakSet[AutoTuner]" = weakref.WeakSet()
+_deferred_order: list["weakref.ref[AutoTuner]"] = []
+
+
+def arm(pg: Any = None) -> int:
+    """Arms every tuner of this process built with ``deferred=True``: a collective rendezvous
+    on ``pg`` (a ``torch.distributed`` group, an ``mpi4py`` communicator, a
+    ``tunekit.Communicator``; None: the default group, else a single process) per tuner, after
+    which the next call of each key tunes. Call it on every rank at the moment the application
+    chooses (after warmup, when every rank is ready). Returns how many tuners were armed."""
+    armed = 0
+    for ref in list(_deferred_order):
+        t = ref()
+        if t is not None and t in _deferred:
+            t.arm(pg)
+            armed += 1
+    return armed
 
 
 class TunekitWarning(UserWarning):
@@ -57,16 +125,68 @@ def code_version(fn: Callable[..., Any], described: Sequence[dict[str, Any]]) ->
     return f"py-{src}-{space}"
 
 
+class AutotuneOptions(TypedDict, total=False):
+    """The keyword-only options of ``tunekit.autotune`` (and ``AutoTuner``), with their C++
+    counterparts (docs/python.md has the table)."""
+
+    name: str                                  # the tuner's name
+    version: str                               # tuner_options::version
+    measurer: Any                              # tuner_options::measurer
+    warmup: int                                # measure_policy::warmup
+    runs: int                                  # measure_policy::runs
+    statistic: str                             # measure_policy::stat
+    early_stop_factor: float                   # measure_policy::early_stop_factor
+    early_stop_after: int                      # measure_policy::early_stop_after
+    use_disk_cache: bool                       # tuner_options::use_disk_cache
+    budget: Union[int, Budget, None]           # search_settings::budget
+    strategy: str                              # search_settings::strategy
+    seed: int                                  # search_settings::seed
+    batch_size: int                            # search_settings::batch_size
+    lookahead: int                             # search_settings::lookahead
+    start_configs: Sequence[dict[str, Any]]    # search_settings::start_configs
+    transfer_from_cache: bool                  # search_settings::transfer_from_cache
+    artifact_name: str                         # artifact_options::name
+    key_names: Sequence[str]                   # artifact_options::key_names
+    default: Union[dict[str, Any], Callable[..., dict[str, Any]], None]  # with_default
+    lookup_table: Union[str, "os.PathLike[str]", Mapping[str, Any], None]  # table.lookup_table
+    op_name: str                               # table_options::op_name
+    table_params: Union[Mapping[str, Any], None]  # table_options::params
+    template_hashes: Union[Mapping[str, str], None]  # table_options::template_hashes
+    hardware: Union[Mapping[str, Any], None]   # tuner_options::hardware
+    dependencies: Union[Mapping[str, str], None]  # tuner_options::dependencies
+    deferred: bool                             # tuning_mode::deferred
+    parallel_split: bool                       # tuner_options::parallel_split
+    restore_value: Sequence[str]               # with_reset
+    reset_to_zero: Sequence[str]               # with_reset
+    pre_hook: Union[Callable[..., Any], None]  # with_reset
+    post_hook: Union[Callable[..., Any], None]
+
+
 class AutoTuner:
     """A decorated function's state: its space, key and prune functions, winners and the core's
     tuner. ``tunekit.autotune`` returns its ``hot_function()``, a plain function that carries it
     as ``.autotuner``; calling either returns what the decorated function returns, with the
-    per-call options as keyword arguments (see ``__call__``)."""
+    per-call options as keyword arguments (see ``__call__``). The keyword-only arguments are
+    those of ``tunekit.autotune``."""
 
     def __init__(self, fn: Callable[..., Any], config_space: Sequence[dict[str, Any]],
                  key_fn: Callable[..., Any], prune_fn: Callable[..., bool] | None = None, *,
                  name: str | None = None, version: str | None = None, measurer: Any = None,
-                 warmup: int = 5, runs: int = 10, use_disk_cache: bool = True) -> None:
+                 warmup: int = 5, runs: int = 10, statistic: str = "mean",
+                 early_stop_factor: float = 0.0, early_stop_after: int = 2,
+                 use_disk_cache: bool = True, budget: Union[int, Budget, None] = None,
+                 strategy: str = "", seed: int = 0, batch_size: int = 1, lookahead: int = 0,
+                 start_configs: Sequence[dict[str, Any]] = (), transfer_from_cache: bool = False,
+                 artifact_name: str = "", key_names: Sequence[str] = (),
+                 default: Union[dict[str, Any], Callable[..., dict[str, Any]], None] = None,
+                 lookup_table: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = None,
+                 op_name: str = "", table_params: Mapping[str, Any] | None = None,
+                 template_hashes: Mapping[str, str] | None = None,
+                 hardware: Mapping[str, Any] | None = None,
+                 dependencies: Mapping[str, str] | None = None, deferred: bool = False,
+                 parallel_split: bool = False, restore_value: Sequence[str] = (),
+                 reset_to_zero: Sequence[str] = (), pre_hook: Callable[..., Any] | None = None,
+                 post_hook: Callable[..., Any] | None = None) -> None:
         if not callable(fn):
             raise TypeError("autotune: the decorated object is not callable")
         if not callable(key_fn):
@@ -80,11 +200,29 @@ class AutoTuner:
             raise ValueError("autotune: config_space cannot be empty")
         if warmup < 0 or runs < 1:
             raise ValueError("autotune: warmup must be >= 0 and runs >= 1")
+        if default is not None and not callable(default) and not isinstance(default, dict):
+            raise TypeError("autotune: default must be a config dict, a callable of the call's "
+                            "arguments returning one, or None")
         self.fn = fn
-        self.configs = configs
+        self.name = name or getattr(fn, "__name__", None) or "function"
         self.key_fn = key_fn
         self.prune_fn = prune_fn
-        self.described = [describe_config(c, i) for i, c in enumerate(configs)]
+        hashes: dict[str, str] = dict(template_hashes or {})
+        described = []
+        for i, c in enumerate(configs):
+            d = describe_config(c, i)
+            h = d.pop(_TEMPLATE_HASH, None)
+            if h is not None:
+                tid = d.get(_TEMPLATE_ID)
+                if not isinstance(tid, str) or not isinstance(h, str):
+                    raise ValueError(f"autotune: config_space[{i}] has a template_hash without a "
+                                     "str template_id (both must be strings)")
+                if hashes.setdefault(tid, h) != h:
+                    raise ValueError(f"autotune: config_space[{i}] gives template {tid!r} the "
+                                     f"hash {h!r}, another config or template_hashes "
+                                     f"{hashes[tid]!r}")
+            described.append(d)
+        self.described = described
         seen: dict[str, int] = {}
         for i, d in enumerate(self.described):
             text = repr(sorted(d.items()))
@@ -92,95 +230,103 @@ class AutoTuner:
                 raise ValueError(f"autotune: config_space[{i}] is described as config_space"
                                  f"[{seen[text]}] is ({d}); the candidates must differ")
             seen[text] = i
-        self.fields = frozenset(f for c in configs for f in c)
-        self.name = name or getattr(fn, "__name__", None) or "function"
+        accepted = parameter_names(fn)
+        passes_template = accepted is not None and (accepted[1] or _TEMPLATE_ID in accepted[0])
+        # What the function is called with: the config without its template metadata (the
+        # template_id stays when the function takes it).
+        self.configs = [{k: v for k, v in c.items()
+                         if k != _TEMPLATE_HASH and (k != _TEMPLATE_ID or passes_template)}
+                        for c in configs]
+        self.fields = frozenset(f for c in self.configs for f in c)
+        if accepted is not None and not accepted[1]:
+            for i, c in enumerate(self.configs):
+                for f in c:
+                    if f not in accepted[0]:
+                        raise TypeError(
+                            f"autotune {self.name}: config_space[{i}] has the field {f!r}, which "
+                            f"{getattr(fn, '__name__', 'the function')}"
+                            f"{inspect.signature(fn)} does not take as a keyword argument")
         self.version = version or code_version(fn, self.described)
+        self._resets = ArgumentResets(fn, restore_value, reset_to_zero, pre_hook, post_hook,
+                                      f"autotune {self.name}")
+        self._default = default
+        b = _budget(budget)
+        self._options: dict[str, Any] = {
+            "warmup": warmup, "runs": runs, "statistic": statistic,
+            "early_stop_factor": float(early_stop_factor), "early_stop_after": early_stop_after,
+            "use_disk_cache": use_disk_cache, "strategy": strategy,
+            "max_evaluations": b.evaluations, "max_time_s": float(b.time_s),
+            "patience": b.patience, "seed": seed, "batch_size": batch_size,
+            "lookahead": lookahead,
+            "start_configs": [describe_config(c, i) for i, c in enumerate(start_configs)],
+            "transfer_from_cache": transfer_from_cache, "artifact_name": artifact_name,
+            "key_names": list(key_names), "op_name": op_name,
+            "table_params": ({k: describe(v, f"table_params[{k!r}]")
+                              for k, v in table_params.items()} if table_params else None),
+            "template_hashes": hashes, "deferred": deferred, "parallel_split": parallel_split,
+        }
+        for d in self._options["start_configs"]:
+            d.pop(_TEMPLATE_HASH, None)
+        if isinstance(lookup_table, (str, os.PathLike)):
+            self._options["lookup_table_path"] = os.fspath(lookup_table)
+        elif isinstance(lookup_table, Mapping):
+            self._options["lookup_table_json"] = json.dumps(lookup_table)
+        elif lookup_table is not None:
+            raise TypeError("autotune: lookup_table must be a path, a dict or None")
+        self._hardware = dict(hardware) if hardware is not None else None
+        self._dependencies = dict(dependencies or {})
         self._measurer = measurer
-        self._warmup = warmup
-        self._runs = runs
-        self._use_disk_cache = use_disk_cache
-        # key -> caller of its winner (see _caller), the hot path's one lookup
-        self._memo: dict[Any, Callable[[tuple[Any, ...]], Any]] = {}
-        self._callers: dict[int, Callable[[tuple[Any, ...]], Any]] = {}
+        # key -> recipe of its winner (see _recipe): the hot path's one lookup. After a call
+        # that reached the core it is emptied, so that the next hit passes through _call once,
+        # records that memory answered and fills it again from _known.
+        self._memo: dict[Any, tuple[Any, ...]] = {}
+        self._known: dict[Any, tuple[Any, ...]] = {}
+        self._recipes: dict[int, tuple[Any, ...]] = {}
         self._tuner: Any = None
+        self._last: str | None = None
         self._every_call_verbose = False
+        # Rebuilt when the function's code cannot be left to the core's default path.
         functools.update_wrapper(self, fn)
         self._hot = self._make_hot()
+        if deferred:
+            _deferred.add(self)
+            _deferred_order.append(weakref.ref(self))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """``tuned(*args, autotune=True, autotune_verbose=False,
-        autotune_allow_arg_overwrite=False, autotune_pg=None, **kwargs)``. ``autotune`` returns
-        ``hot_function()``, which does the same faster."""
+        autotune_allow_arg_overwrite=False, autotune_pg=None, autotune_effort=None, **kwargs)``.
+        ``autotune`` returns ``hot_function()``, which does the same faster."""
         return self._hot(*args, **kwargs)
 
     def hot_function(self) -> Callable[..., Any]:
-        """The function ``tunekit.autotune`` returns: a plain function (a call of an object with
-        ``__call__`` costs more) whose resolved calls are ``key_fn``, one dict lookup and a call
-        with the winner's fields passed as keywords; every other call goes to ``_call``. It
-        carries this object as ``autotuner`` and its methods and identity as attributes."""
+        """The function ``tunekit.autotune`` returns (a ``tunekit._core.HotFunction``), whose
+        resolved calls are ``key_fn``, one dict lookup and a call with the winner's fields
+        passed as keywords, all in C; every other call goes to ``_call``. It carries this object
+        as ``autotuner`` and its methods and identity as attributes, binds as a method like a
+        function, and has the decorated function's name, docstring and ``__wrapped__``."""
         return self._hot
 
     def _make_hot(self) -> Callable[..., Any]:
-        memo_get = self._memo.get
-        key_fn = self.key_fn
-        slow = self._call
-
-        def tuned(*args: Any, **kwargs: Any) -> Any:
-            if not kwargs:
-                n = len(args)
-                # Positional arguments passed on as they are: f(*args) costs more.
-                if n == 1:
-                    key = key_fn(args[0])
-                elif n == 2:
-                    key = key_fn(args[0], args[1])
-                elif n == 3:
-                    key = key_fn(args[0], args[1], args[2])
-                else:
-                    key = key_fn(*args)
-                try:
-                    call = memo_get(key)
-                except TypeError:  # an unhashable key (a list): the slow path says what is wrong
-                    call = None
-                if call is not None:
-                    return call(args)
-                return slow(args, kwargs, key)
-            return slow(args, kwargs)
-
+        # In C (python/src/hot.cpp): key_fn with the positional arguments, one lookup in the
+        # memo and a call of the winner's recipe; keyword arguments and misses go to _call.
+        tuned = _core.HotFunction(self.key_fn, self._memo, self._call)
         functools.update_wrapper(tuned, self.fn)
-        tuned.autotuner = self  # type: ignore[attr-defined]
+        tuned.autotuner = self
         for attr in ("best_config", "cache_path", "last_source", "forget", "name", "version",
-                     "configs", "key_fn", "prune_fn"):
+                     "configs", "key_fn", "prune_fn", "arm", "recorded_keys"):
             setattr(tuned, attr, getattr(self, attr))
-        tuned.fn = self.fn  # type: ignore[attr-defined]
+        tuned.fn = self.fn
         return tuned
 
-    def _caller(self, index: int) -> Callable[[tuple[Any, ...]], Any]:
-        """``call(args)``: the function with ``args`` and config ``index`` as keywords. For field
-        names that are plain identifiers it is generated code that passes them as literal
-        keywords, as dataclasses and namedtuple generate theirs, which is cheaper than ``**``."""
-        known = self._callers.get(index)
-        if known is not None:
-            return known
-        call: Any
-        fn, cfg = self.fn, self.configs[index]
-        names = list(cfg)
-        if all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
-            kw = ", ".join(f"{n}=_v{i}" for i, n in enumerate(names))
-            src = ("def call(a):\n"
-                   "    n = len(a)\n"
-                   f"    if n == 2:\n        return _f(a[0], a[1], {kw})\n"
-                   f"    if n == 1:\n        return _f(a[0], {kw})\n"
-                   f"    if n == 3:\n        return _f(a[0], a[1], a[2], {kw})\n"
-                   f"    return _f(*a, {kw})\n")
-            ns: dict[str, Any] = {"_f": fn, **{f"_v{i}": cfg[n] for i, n in enumerate(names)}}
-            exec(compile(src, f"<tunekit {self.name} config {index}>", "exec"), ns)
-            call = ns["call"]
-        else:
-            def call(a: tuple[Any, ...]) -> Any:
-                return fn(*a, **cfg)
-        call.cfg = cfg
-        self._callers[index] = call
-        return call
+    def _recipe(self, index: int) -> tuple[Callable[..., Any], tuple[Any, ...], tuple[str, ...]]:
+        """How the hot path calls config ``index``: ``(fn, values, names)``, the function and the
+        config's fields as keyword arguments (``fn(*args, **dict(zip(names, values)))``)."""
+        known = self._recipes.get(index)
+        if known is None:
+            cfg = self.configs[index]
+            known = (self.fn, tuple(cfg.values()), tuple(cfg))
+            self._recipes[index] = known
+        return known
 
     def _merge(self, cfg: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**cfg, **kwargs} if kwargs else cfg
@@ -204,25 +350,61 @@ class AutoTuner:
             return None
         return {n: describe(kwargs[n], f"keyword argument {n!r}") for n in kwargs if n in clash}
 
+    def _default_for(self, args: tuple[Any, ...],
+                     kwargs: dict[str, Any]) -> Callable[[], dict[str, Any]] | None:
+        """The core's default function for this call: the described form of ``default`` (a
+        config dict, or what the callable returns for the call's arguments)."""
+        default = self._default
+        if default is None:
+            return None
+
+        def config() -> dict[str, Any]:
+            d = default(*args, **kwargs) if callable(default) else default
+            if not isinstance(d, dict):
+                raise TypeError(f"{self.name}: default returned a {type(d).__name__}, not a "
+                                "config dict")
+            out = describe_config(d, 0)
+            out.pop(_TEMPLATE_HASH, None)
+            return out
+
+        return config
+
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any], key: Any = _NO_KEY) -> Any:
+        if key is not _NO_KEY:
+            # A miss of the hot path: a key this process resolved since the last call that
+            # reached the core is a memory hit, and the hot path may serve every known key again.
+            try:
+                hit = self._known.get(key)
+            except TypeError:
+                hit = None
+            if hit is not None:
+                self._memo.update(self._known)
+                self._last = "memory"
+                return hit[0](*args, **dict(zip(hit[2], hit[1])))
         autotune = kwargs.pop("autotune", True)
         verbose = kwargs.pop("autotune_verbose", False)
         allow = kwargs.pop("autotune_allow_arg_overwrite", False)
         pg = kwargs.pop("autotune_pg", None)
+        effort = kwargs.pop("autotune_effort", None)
+        if effort is not None and effort not in EFFORTS:
+            raise ValueError(f"{self.name}: autotune_effort must be one of "
+                             f"{', '.join(EFFORTS)} or None, not {effort!r}")
         if not autotune:
             self._clash(kwargs, allow)
+            self._last = "disabled"
             return self.fn(*args, **self._merge(self.configs[0], kwargs))
         pinned = self._pins(kwargs, allow)
         if key is _NO_KEY:
             key = self.key_fn(*args, **kwargs)
         # Pinned calls are the core's to remember (under their key with the pinned pairs).
-        if not verbose and pinned is None:
+        if not verbose and pinned is None and effort is None:
             try:
-                hit = self._memo.get(key)
+                hit = self._known.get(key)
             except TypeError:
                 hit = None
             if hit is not None:
-                cfg = getattr(hit, "cfg")  # the winner's config, kept on its caller
+                self._last = "memory"
+                cfg = dict(zip(hit[2], hit[1]))  # the winner's config, kept in its recipe
                 return self.fn(*args, **self._merge(cfg, kwargs))
         comm = communicator_for(pg)
         tuner = self.tuner
@@ -235,15 +417,27 @@ class AutoTuner:
             def prune(i: int) -> bool:
                 return bool(prune_fn(configs[i], *args, **kwargs))
 
-        def run(i: int) -> None:
-            fn(*args, **self._merge(configs[i], kwargs))
+        reset = None
+        if self._resets.active:
+            reset, with_hooks = self._resets.for_call(args, kwargs, configs)
 
-        index = tuner.resolve(key, prune, run, verbose, comm, pinned, allow)
+            def run(i: int) -> None:
+                with_hooks(lambda: fn(*args, **self._merge(configs[i], kwargs)), i)
+        else:
+            def run(i: int) -> None:
+                fn(*args, **self._merge(configs[i], kwargs))
+
+        index = tuner.resolve(key, prune, run, verbose, comm, pinned, allow,
+                              self._default_for(args, kwargs), reset, effort)
+        self._last = tuner.last_source()
         cfg = configs[index]
         # TUNEKIT_VERBOSE=1: every call reports its source, so none is served from the memo.
-        if not self._every_call_verbose and pinned is None:
+        # Only winners the core remembers are memoised (not a disabled or deferred answer).
+        self._memo.clear()
+        if not self._every_call_verbose and pinned is None and \
+                tuner.find(key, None) is not None:
             try:
-                self._memo[key] = self._caller(index)
+                self._known[key] = self._recipe(index)
             except TypeError:
                 pass
         return fn(*args, **self._merge(cfg, kwargs))
@@ -257,11 +451,12 @@ class AutoTuner:
             measurer = self._measurer
             if measurer is None and cuda_in_use():
                 measurer = CudaEventMeasurer()
-            self._tuner = _core.Tuner(
-                self.name, self.described, self.version, measurer=measurer,
-                host_sync=None if measurer is not None else host_sync(),
-                use_disk_cache=self._use_disk_cache, warmup=self._warmup, runs=self._runs,
-                hardware=torch_hardware(), dependencies=dependencies(), log=_log)
+            options = dict(self._options)
+            options.update(
+                measurer=measurer, host_sync=None if measurer is not None else host_sync(),
+                hardware=self._hardware if self._hardware is not None else torch_hardware(),
+                dependencies={**dependencies(), **self._dependencies}, log=_log)
+            self._tuner = _core.Tuner(self.name, self.described, self.version, options)
             self._every_call_verbose = self._tuner.every_call_verbose
         return self._tuner
 
@@ -280,14 +475,27 @@ class AutoTuner:
         ``best_config``."""
         return self.tuner.cache_path(self.key_fn(*args, **kwargs), self._pins(kwargs, True))
 
-    def last_source(self) -> str:
-        """Which source answered the last resolution that reached the core: memory, cache,
-        artifact, table, default_config, search, table_search."""
-        return self.tuner.last_source()
+    def last_source(self) -> str | None:
+        """Which source answered the last call: memory, cache, artifact, table, default,
+        search, table_search, or disabled (``autotune=False``, ``autotune_effort="off"``, a
+        ``cached`` call nothing answered); None before the first call."""
+        return self._last
+
+    def arm(self, pg: Any = None) -> None:
+        """Deferred mode (``deferred=True``): a collective rendezvous on ``pg`` after which the
+        next call of each key tunes. Call it on every rank; ``tunekit.arm()`` arms every
+        deferred tuner at once."""
+        self.tuner.arm(communicator_for(pg))
+        self._memo.clear()
+
+    def recorded_keys(self) -> list[tuple[Any, ...]]:
+        """Keys called in deferred mode before ``arm``, in first-call order."""
+        return self.tuner.recorded_keys()
 
     def forget(self) -> None:
         """Drops the winners held in this process (the disk cache stays)."""
         self._memo.clear()
+        self._known.clear()
         if self._tuner is not None:
             self._tuner.forget()
 
@@ -302,26 +510,46 @@ class AutoTuner:
 
 
 def autotune(config_space: Sequence[dict[str, Any]], key_fn: Callable[..., Any],
-             prune_fn: Callable[..., bool] | None = None, *, name: str | None = None,
-             version: str | None = None, measurer: Any = None, warmup: int = 5, runs: int = 10,
-             use_disk_cache: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+             prune_fn: Callable[..., bool] | None = None, **options: Unpack[AutotuneOptions]
+             ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorates a host function so that it runs with the fastest config of ``config_space`` for
     the key ``key_fn(*args, **kwargs)`` returns, the config's fields passed as keyword arguments.
 
     ``prune_fn(config, *args, **kwargs) -> bool`` keeps the configs worth measuring. Each kept
     config runs ``warmup`` (5) times, then ``runs`` (10) times timed; the mean decides; a config
-    that raises scores +inf. Of more than 1,000 kept configs, the core's default search strategy
-    measures 1,000. The winner is stored in the winner cache
-    (``$TUNEKIT_CACHE_DIR/autotune/<name>/<digest>.json``, the files the C++ core and the ``tunekit``
-    command read) under a hash of the function's source and space (``version``), the hardware and
-    the key. The keyword-only arguments go beyond the seed: ``name`` and ``version`` set the
-    identity (a C++ tuner with the same name, version, hardware and key shares the entries),
-    ``measurer`` times candidates (default: CUDA events when PyTorch uses CUDA, else a host clock),
-    ``use_disk_cache=False`` keeps winners in memory only."""
+    that raises scores +inf. Of more than ``budget`` (1,000) kept configs, the core's default
+    search strategy measures 1,000. The winner is stored in the winner cache
+    (``$TUNEKIT_CACHE_DIR/autotune/<name>/<digest>.json``, the files the C++ core and the
+    ``tunekit`` command read) under a hash of the function's source and space (``version``), the
+    hardware and the key.
+
+    The keyword-only options (docs/python.md lists each with its C++ counterpart):
+
+    - identity: ``name``, ``version``, ``hardware``, ``dependencies``;
+    - measurement: ``measurer``, ``warmup``, ``runs``, ``statistic`` ("mean", "median", "min"),
+      ``early_stop_factor``, ``early_stop_after``, ``use_disk_cache``;
+    - search: ``budget`` (evaluations, or a ``tunekit.Budget``), ``strategy``, ``seed``,
+      ``batch_size``, ``lookahead``, ``start_configs``, ``transfer_from_cache``;
+    - stored answers: ``artifact_name``, ``key_names``, ``default`` (a config or a callable of
+      the call's arguments returning one), ``lookup_table`` (a path or a dict), ``op_name``,
+      ``table_params``, ``template_hashes`` (configs may carry ``template_id`` and
+      ``template_hash``);
+    - ranks: ``deferred`` (armed by ``tunekit.arm()``), ``parallel_split``;
+    - arguments the function writes: ``restore_value``, ``reset_to_zero``, ``pre_hook``,
+      ``post_hook``."""
+
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise TypeError(f"autotune() got an unexpected keyword argument {unknown[0]!r} (its "
+                        f"options: {', '.join(sorted(_OPTIONS))})")
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return AutoTuner(fn, config_space, key_fn, prune_fn, name=name, version=version,
-                         measurer=measurer, warmup=warmup, runs=runs,
-                         use_disk_cache=use_disk_cache).hot_function()
+        return AutoTuner(fn, config_space, key_fn, prune_fn, **options).hot_function()
 
     return wrap
+
+
+# The keyword-only options of AutoTuner, which autotune passes on (the same as AutotuneOptions:
+# tests/python/test_options.py holds them equal).
+_OPTIONS = frozenset(p.name for p in inspect.signature(AutoTuner.__init__).parameters.values()
+                     if p.kind is p.KEYWORD_ONLY)

@@ -78,9 +78,9 @@ class ContextualAutoTuner:
             measurer = CudaEventMeasurer()
         t = _core.Tuner(_triton.kernel_name(autotuner),
                         [describe_config(c, i) for i, c in enumerate(configs)], "contextual",
-                        measurer=measurer,
-                        host_sync=None if measurer is not None else host_sync(),
-                        use_disk_cache=False, log=_log)
+                        {"measurer": measurer,
+                         "host_sync": None if measurer is not None else host_sync(),
+                         "use_disk_cache": False, "log": _log})
         self._tuners[id(autotuner)] = (autotuner, t)
         return t
 

@@ -72,7 +72,12 @@ def _text(value: Any, where: str, depth: int = 0) -> str:
 
 def describe(value: Any, where: str = "config value") -> int | float | bool | str:
     """The value the core records for ``value``: ints, floats, bools and strings as they are,
-    anything else as a stable text (``triton.Config(BLOCK=256, num_warps=4, ...)``)."""
+    anything else as a stable text (``triton.Config(BLOCK=256, num_warps=4, ...)``). A NumPy
+    scalar (``numpy.int64(256)``) is the Python number it holds, so that its entry matches the
+    C++ tuners, artifacts and tables that write it as a JSON number."""
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 \
+            and hasattr(value, "item"):
+        value = value.item()
     if isinstance(value, bool) or isinstance(value, str):
         return value
     if isinstance(value, int):

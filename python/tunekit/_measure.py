@@ -16,10 +16,13 @@ __all__ = ["Measurer", "CudaEventMeasurer", "cuda_in_use", "torch_hardware", "de
 
 class Measurer(Protocol):
     """What a measurer provides. ``request`` has ``tuner``, ``key``, ``config`` (the described
-    config), ``index``, ``count``, ``best_ms``, ``warmup`` and ``runs``; ``run()`` performs one call
-    of the tuned function with the candidate. Call it ``request.warmup`` times, then
-    ``request.runs`` times timed, and return one time in milliseconds per timed run. An exception
-    from ``run()`` marks the candidate failed (score +inf); let it propagate."""
+    config), ``index``, ``count``, ``best_ms``, ``warmup``, ``runs`` and ``reset``; ``run()``
+    performs one call of the tuned function with the candidate. Call it ``request.warmup`` times,
+    then ``request.runs`` times timed, and return one time in milliseconds per timed run. When
+    ``request.reset`` is not None (the function writes its arguments: ``restore_value``,
+    ``reset_to_zero``, hooks), call it before every run, outside the timed region; a run not
+    preceded by it resets itself, inside it. An exception from ``run()`` marks the candidate
+    failed (score +inf); let it propagate."""
 
     name: str
 
@@ -48,12 +51,17 @@ class CudaEventMeasurer:
         if torch is None:
             raise RuntimeError("CudaEventMeasurer needs torch")
         stream = torch.cuda.current_stream()
+        reset = request.reset
         for _ in range(request.warmup):
+            if reset is not None:
+                reset()
             run()
         events = []
         for _ in range(request.runs):
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
+            if reset is not None:
+                reset()  # queued before the start event: not timed
             start.record(stream)
             run()
             end.record(stream)

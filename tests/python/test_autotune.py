@@ -209,10 +209,13 @@ def test_keys_nested_tuples_and_types():
 
 def test_bad_keys_are_clear_errors():
     tuned, _, _ = make(key_fn=lambda n, *a, **k: (n, object()))
-    with pytest.raises(TypeError, match="key_fn's key: a value of type 'object'"):
+    with pytest.raises(TypeError, match=r"tuner 'scale': key_fn's key\[1\]: a value of type "
+                       "'object'"):
         tuned(1)
-    tuned, _, _ = make(key_fn=lambda n, *a, **k: (float("nan"),))
-    with pytest.raises(tunekit.Error, match="finite"):
+    tuned, _, _ = make(key_fn=lambda n, *a, **k: (n, float("nan")))
+    # The NaN's tuner and its position in the key.
+    with pytest.raises(tunekit.Error, match=r"tuner 'scale': key_fn's key\[1\] is nan: a value "
+                       "must be finite"):
         tuned(1)
 
 
