@@ -15,7 +15,8 @@ import os
 from typing import Any
 
 from . import _core
-from ._autotune import EFFORTS, AutoTuner, Budget, TunekitWarning, arm, autotune, code_version
+from ._autotune import (EFFORTS, AutoTuner, AutotuneOptions, Budget, TunekitWarning, arm,
+                        autotune, code_version)
 from ._comm import Communicator, MPICommunicator, TorchCommunicator, communicator_for
 from ._contextual import ContextualAutoTuner, contextual_autotune
 from ._describe import describe
@@ -28,7 +29,8 @@ CommunicatorTimeout = _core.CommunicatorTimeout
 NoValidConfigError = _core.NoValidConfigError
 
 __all__ = [
-    "autotune", "AutoTuner", "Budget", "arm", "EFFORTS", "contextual_autotune", "ContextualAutoTuner", "Communicator",
+    "autotune", "AutoTuner", "AutotuneOptions", "Budget", "arm", "EFFORTS", "contextual_autotune",
+    "ContextualAutoTuner", "Communicator",
     "TorchCommunicator", "MPICommunicator", "communicator_for", "Measurer", "CudaEventMeasurer",
     "TunekitWarning", "Error", "CommunicatorTimeout", "NoValidConfigError", "describe",
     "code_version", "register_autotuner_class", "cache_dir", "read_entry", "list_entries",
