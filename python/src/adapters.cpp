@@ -5,8 +5,10 @@
 #include "binding.hpp"
 
 #include <tunekit/error.hpp>
+#include <tunekit/isolation.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <span>
 #include <string_view>
@@ -165,6 +167,9 @@ std::unique_ptr<communicator> make_communicator(const nb::object &obj) {
 }
 
 std::shared_ptr<measurer> make_measurer(nb::object obj) {
+  if (nb::isinstance<isolated_handle>(obj)) {
+    return nb::cast<isolated_handle &>(obj).meas;
+  }
   return std::make_shared<py_measurer>(std::move(obj));
 }
 
@@ -179,6 +184,38 @@ process_context make_process(const nb::object &log) {
 void set_fatal_candidate_type(PyObject *type) noexcept { g_fatal_type = type; }
 
 void bind_adapters(nb::module_ &m) {
+  nb::class_<isolated_handle>(
+      m, "IsolatedMeasurer",
+      "Times every candidate in a worker program that tunekit starts, and starts again after a "
+      "candidate crashed it or ran past its deadline (tunekit::isolated_measurer).")
+      .def(
+          "__init__",
+          [](isolated_handle *self, std::vector<std::string> command, double deadline_s,
+             const nb::object &request, std::size_t stderr_lines, std::string name) {
+            isolated_options o;
+            o.command = std::move(command);
+            o.deadline = std::chrono::milliseconds(static_cast<long long>(deadline_s * 1000.0));
+            o.stderr_lines = stderr_lines;
+            o.name = std::move(name);
+            if (!request.is_none()) {
+              auto fn = std::make_shared<nb::object>(request);
+              o.request = [fn](const candidate_info &info) {
+                // Called from the tuner's thread, which holds the GIL during a Python call.
+                nb::object out = (*fn)(key_to_py(info.key), config_to_py(info.config));
+                return nb::cast<std::string>(out);
+              };
+            }
+            new (self) isolated_handle{std::make_shared<isolated_measurer>(std::move(o))};
+          },
+          nb::arg("command"), nb::kw_only(), nb::arg("deadline_s") = 30.0,
+          nb::arg("request").none() = nb::none(), nb::arg("stderr_lines") = 8,
+          nb::arg("name") = "isolated")
+      .def_prop_ro("name", [](const isolated_handle &h) { return h.meas->name(); })
+      .def_prop_ro("worker_starts",
+                   [](const isolated_handle &h) { return h.meas->worker_starts(); })
+      .def_prop_ro("worker_pid", [](const isolated_handle &h) { return h.meas->worker_pid(); })
+      .def("stop_worker", [](isolated_handle &h) { h.meas->stop_worker(); });
+
   nb::class_<run_handle>(m, "Run", "One run of the candidate being measured.")
       .def("__call__", &run_handle::operator());
 

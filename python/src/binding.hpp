@@ -12,6 +12,7 @@
 #include <tunekit/communicator.hpp>
 #include <tunekit/config.hpp>
 #include <tunekit/hardware.hpp>
+#include <tunekit/isolation.hpp>
 #include <tunekit/key.hpp>
 #include <tunekit/measure.hpp>
 #include <tunekit/process_context.hpp>
@@ -72,8 +73,12 @@ namespace nb = nanobind;
 /// `all_reduce_max(list)`, `all_reduce_min(list)`, `broadcast(bytes, root)` and `barrier()`;
 /// null for None.
 [[nodiscard]] std::unique_ptr<communicator> make_communicator(const nb::object &obj);
+/// `tunekit.IsolatedMeasurer`: the core's isolated measurer, held by Python.
+struct isolated_handle {
+  std::shared_ptr<isolated_measurer> meas;
+};
 /// A measurer over a Python object with `measure(run, request) -> list of milliseconds` and a
-/// `name`.
+/// `name`, or the core's measurer an `IsolatedMeasurer` holds.
 [[nodiscard]] std::shared_ptr<measurer> make_measurer(nb::object obj);
 /// The process context from the environment, its log going to `log(level, message)` unless None.
 [[nodiscard]] process_context make_process(const nb::object &log);

@@ -426,3 +426,46 @@ def test_a_dtype_in_a_key_suggests_its_text():
     tuned, _ = make(key_fn=lambda n: (n, FakeDtype()))
     with pytest.raises(TypeError, match=r"key_fn's key\[1\].*pass str\(x.dtype\)"):
         tuned(1)
+
+
+# ---- isolated measurement --------------------------------------------------------------------
+
+WORKER = """
+import json, os, sys, time
+for line in sys.stdin:
+    req = json.loads(line)
+    block = req["config"]["BLOCK"]
+    if block == 1024:
+        os._exit(3)                      # a candidate that takes its process down
+    if block == 2048:
+        time.sleep(30)                   # one that never finishes
+    extra = req["request"] or {}         # what request= made, as JSON
+    ms = {256: 3.0, 512: 1.0}[block] + extra.get("offset", 0.0)
+    print(json.dumps({"times_ms": [ms] * req["policy"]["runs"]}), flush=True)
+"""
+
+
+def test_an_isolated_measurer_runs_candidates_in_a_worker_that_survives_them(tmp_path):
+    worker = tmp_path / "worker.py"
+    worker.write_text(WORKER)
+    import sys
+
+    meas = tunekit.IsolatedMeasurer([sys.executable, str(worker)], deadline_s=2.0,
+                                    request=lambda key, config: json.dumps({"offset": 0.25}))
+    ran = []
+
+    def fn(n, *, BLOCK):
+        ran.append(BLOCK)
+        return BLOCK
+
+    tuned = tunekit.autotune([{"BLOCK": b} for b in (256, 512, 1024, 2048)], lambda n: (n,),
+                             measurer=meas)(fn)
+    assert tuned(1) == 512
+    assert ran == [512]  # the worker ran the candidates; this process only the winner's call
+    record = entry_of(tuned, 1)
+    by_block = {c["config"]["BLOCK"]: c for c in record["candidates"]}
+    assert by_block[512]["time_ms"] == pytest.approx(1.25)
+    assert by_block[1024]["status"] == "failed" and by_block[2048]["status"] == "failed"
+    assert "deadline" in by_block[2048]["reason"] or "2000" in by_block[2048]["reason"]
+    # one worker for 256, 512 and the crash; a second for the candidate past its deadline
+    assert record["measurer"] == "isolated" and meas.worker_starts == 2
