@@ -40,9 +40,17 @@ public:
   [[nodiscard]] int rank() const override { return m_rank; }
   [[nodiscard]] int size() const override { return m_size; }
   [[nodiscard]] int local_rank() const override { return m_local_rank; }
-  void all_reduce_max(std::span<double> values) override { reduce("all_reduce_max", values); }
-  void all_reduce_min(std::span<double> values) override { reduce("all_reduce_min", values); }
+  // Each collective takes the GIL: the serving worker calls them with it released.
+  void all_reduce_max(std::span<double> values) override {
+    const nb::gil_scoped_acquire gil;
+    reduce("all_reduce_max", values);
+  }
+  void all_reduce_min(std::span<double> values) override {
+    const nb::gil_scoped_acquire gil;
+    reduce("all_reduce_min", values);
+  }
   void broadcast(std::span<std::byte> bytes, int root) override {
+    const nb::gil_scoped_acquire gil;
     nb::bytes in(bytes.data(), bytes.size());
     nb::object out = m_obj.attr("broadcast")(in, root);
     const nb::bytes got(out);
@@ -54,7 +62,10 @@ public:
       std::memcpy(bytes.data(), got.c_str(), bytes.size());
     }
   }
-  void barrier() override { m_obj.attr("barrier")(); }
+  void barrier() override {
+    const nb::gil_scoped_acquire gil;
+    m_obj.attr("barrier")();
+  }
 
 private:
   void reduce(const char *op, std::span<double> values) {

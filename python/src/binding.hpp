@@ -140,5 +140,6 @@ void bind_tuner(nb::module_ &m);      ///< Tuner
 void bind_contextual(nb::module_ &m); ///< Plan, ContextualTuner
 void bind_cache(nb::module_ &m);      ///< cache_dir, read_entry, entry_path, list/remove_entries
 void bind_hot(nb::module_ &m);        ///< HotFunction
+void bind_serve(nb::module_ &m);      ///< ServeWorker (where tunekit::serve is built)
 
 } // namespace tunekit::python

@@ -55,6 +55,9 @@ NB_MODULE(_core, m) {
   bind_contextual(m);
   bind_cache(m);
   bind_hot(m);
+#ifdef TUNEKIT_PYTHON_SERVE
+  bind_serve(m);
+#endif
 
   m.def(
       "key", [](nb::handle k) { return key_to_py(to_key(k)); },

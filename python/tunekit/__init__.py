@@ -21,6 +21,7 @@ from ._comm import Communicator, MPICommunicator, TorchCommunicator, communicato
 from ._contextual import ContextualAutoTuner, contextual_autotune
 from ._describe import describe
 from ._measure import CudaEventMeasurer, Measurer
+from ._serve import ServeWorker
 
 IsolatedMeasurer = _core.IsolatedMeasurer
 from ._triton import register_autotuner_class
@@ -34,7 +35,7 @@ __all__ = [
     "autotune", "AutoTuner", "AutotuneOptions", "Budget", "arm", "EFFORTS", "contextual_autotune",
     "ContextualAutoTuner", "Communicator",
     "TorchCommunicator", "MPICommunicator", "communicator_for", "Measurer", "CudaEventMeasurer",
-    "IsolatedMeasurer",
+    "IsolatedMeasurer", "ServeWorker",
     "TunekitWarning", "Error", "CommunicatorTimeout", "NoValidConfigError", "describe",
     "code_version", "register_autotuner_class", "cache_dir", "read_entry", "list_entries",
     "host_hardware", "launcher", "cli_path", "__version__",
