@@ -26,6 +26,7 @@ nb::dict environment_to_py(const tunekit::environment &e) {
   d["version_check"] = e.version_check;
   d["verbose"] = e.verbose;
   d["progress"] = e.progress;
+  d["autotune"] = e.autotune; // TUNEKIT_AUTOTUNE as written
   d["artifact_dir"] = e.artifact_dir.string();
   d["lookup_table"] = e.lookup_table.string();
   d["log_dir"] = e.log_dir.string();

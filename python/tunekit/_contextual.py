@@ -29,7 +29,7 @@ class _AbandonRun(BaseException):
 
 
 # The contextual tuner whose call is in progress, and its thread.
-_active: tuple["ContextualAutoTuner", int] | None = None
+_active: tuple[Any, int] | None = None  # the running tuner (or the untuned mode) and its thread
 _lock = threading.Lock()
 
 
@@ -112,8 +112,45 @@ class ContextualAutoTuner:
             raise _AbandonRun()
         return _triton.run_with(original, autotuner, configs[fallback], args, kwargs)
 
+    def _untuned(self, effort: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The outer function with no measurement (``TUNEKIT_AUTOTUNE=off`` or ``cached``): each
+        kernel launches the winner its autotuner holds (``cached`` only), else its first config;
+        neither tunekit nor Triton's autotuner benchmarks."""
+        global _active
+        originals: list[tuple[type, Any]] = []
+
+        def launch(original: Callable[..., Any], autotuner: Any, a: tuple[Any, ...],
+                   kw: dict[str, Any]) -> Any:
+            if effort == "cached" and _triton.has_winner(autotuner, _triton.key_of(autotuner, a,
+                                                                                     kw)):
+                return original(autotuner, *a, **kw)
+            return _triton.run_with(original, autotuner, autotuner.configs[0], a, kw)
+
+        class _Untuned:
+            _launch = staticmethod(launch)
+
+        with _lock:
+            if _active is not None:
+                raise RuntimeError("contextual_autotune: another contextual tuner is running")
+            _active = (_Untuned, threading.get_ident())
+            for cls in _triton.autotuner_classes():
+                original = cls.__dict__.get("run")
+                if original is not None:
+                    originals.append((cls, original))
+                    setattr(cls, "run", _takeover(original))
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            with _lock:
+                for cls, original in originals:
+                    setattr(cls, "run", original)
+                _active = None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         global _active
+        effort = str(_core.environment().get("autotune", "")).lower()
+        if effort in ("off", "cached"):
+            return self._untuned(effort, args, kwargs)
         ctx = self._context()
         ctx.begin()  # raises when another contextual tuner is active
         originals: list[tuple[type, Any]] = []

@@ -165,3 +165,23 @@ def test_is_dist_needs_a_process_group():
 
     with pytest.raises(RuntimeError, match="torch.distributed is not initialised"):
         outer()
+
+
+@pytest.mark.parametrize("effort", ["off", "cached"])
+def test_no_measurement_under_effort_off_or_cached(monkeypatch, effort):
+    monkeypatch.setenv("TUNEKIT_AUTOTUNE", effort)
+    a = make_kernel("scale_kernel", warps_cost(8))
+    a.cache[(64,)] = a.configs[1]  # a winner the autotuner holds for n=64
+    runs = []
+
+    @tunekit.contextual_autotune(measurer=LaunchCost({"scale_kernel": 8}))
+    def outer(x, n):
+        runs.append(n)
+        return a[(1,)](x, n)["num_warps"]
+
+    # Nothing held for n=1024: the first config, neither tunekit nor the autotuner benchmarks.
+    assert outer("x", 1024) == 4 and runs == [1024] and a.own_benchmarks == 0
+    assert (1024,) not in a.cache
+    # A held winner is served under cached, ignored under off.
+    assert outer("x", 64) == (8 if effort == "cached" else 4)
+    assert a.own_benchmarks == 0
