@@ -370,6 +370,13 @@ void bind_tuner(nb::module_ &m) {
       .def_prop_ro("hardware", [](py_tuner &t) { return hardware_to_py(t.get().hardware()); })
       .def_prop_ro("cache_dir", [](py_tuner &t) { return t.get().env().cache_dir.string(); })
       .def_prop_ro(
+          "effort",
+          [](py_tuner &t) {
+            const auto e = parse_effort(t.get().env().autotune);
+            return std::string(to_string(e.value_or(effort::full)));
+          },
+          "TUNEKIT_AUTOTUNE as the tuner read it (full when unset or unknown).")
+      .def_prop_ro(
           "every_call_verbose", [](py_tuner &t) { return t.get().env().verbose; },
           "TUNEKIT_VERBOSE as the tuner read it: every call reports its source.")
       .def("config", [](py_tuner &t, std::size_t i) {

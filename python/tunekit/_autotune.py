@@ -285,6 +285,7 @@ class AutoTuner:
         self._tuner: Any = None
         self._last: str | None = None
         self._every_call_verbose = False
+        self._every_call_effort_off = False
         # Rebuilt when the function's code cannot be left to the core's default path.
         functools.update_wrapper(self, fn)
         self._hot = self._make_hot()
@@ -432,10 +433,15 @@ class AutoTuner:
         self._last = tuner.last_source()
         cfg = configs[index]
         # TUNEKIT_VERBOSE=1: every call reports its source, so none is served from the memo.
-        # Only winners the core remembers are memoised (not a disabled or deferred answer).
+        # Memoised: the winners the core remembers (not a disabled, cached-miss or deferred
+        # answer), and under TUNEKIT_AUTOTUNE=off what a plain call of the key runs (the core
+        # remembers nothing then, and a plain call would otherwise reach it every time).
         self._memo.clear()
-        if not self._every_call_verbose and pinned is None and \
-                tuner.find(key, None) is not None:
+        if self._every_call_effort_off:
+            memoise = effort is None
+        else:
+            memoise = tuner.find(key, None) is not None
+        if not self._every_call_verbose and pinned is None and memoise:
             try:
                 self._known[key] = self._recipe(index)
             except TypeError:
@@ -458,6 +464,7 @@ class AutoTuner:
                 dependencies={**dependencies(), **self._dependencies}, log=_log)
             self._tuner = _core.Tuner(self.name, self.described, self.version, options)
             self._every_call_verbose = self._tuner.every_call_verbose
+            self._every_call_effort_off = self._tuner.effort == "off"
         return self._tuner
 
     def best_config(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:

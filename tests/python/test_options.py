@@ -323,6 +323,20 @@ def test_effort_off_runs_the_first_config_or_the_default(monkeypatch):
     assert m.measured == []
 
 
+def test_under_effort_off_a_keys_answer_is_served_from_the_hot_path(monkeypatch):
+    monkeypatch.setenv("TUNEKIT_AUTOTUNE", "off")
+    tuned, m = make(default=lambda n: {"BLOCK": 1024 if n > 10 else 256})
+    assert tuned(5) == (5, 256) and tuned(50) == (50, 1024)
+    assert tuned(5) == (5, 256) and tuned.last_source() == "memory"
+    assert tuned.autotuner._memo and m.measured == []
+    # Without a default: the first config; a call with its own effort tunes, and is not what
+    # plain calls then run.
+    plain, m = make()
+    assert plain(5) == (5, 256) and plain(5) == (5, 256) and plain.last_source() == "memory"
+    assert plain(5, autotune_effort="full") == (5, 512) and len(m.measured) == 3
+    assert plain(5) == (5, 256)
+
+
 def test_effort_cached_serves_what_is_stored_and_never_measures():
     tuned, m = make()
     tuned(5)  # stored in the winner cache
