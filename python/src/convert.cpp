@@ -5,6 +5,7 @@
 
 #include <tunekit/error.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -42,8 +43,9 @@ std::string nested_text(nb::handle seq, const std::string &what) {
 value to_value(nb::handle h, const std::string &what) {
   // A NumPy scalar (numpy.int64, numpy.float32, numpy.bool_): the Python value it holds.
   if (!PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr()) && nb::hasattr(h, "item") &&
-      nb::hasattr(h, "dtype") && nb::hasattr(h.type(), "__module__") &&
-      nb::cast<std::string>(nb::str(h.type().attr("__module__"))) == "numpy") {
+      nb::hasattr(h, "ndim") && nb::hasattr(h.type(), "__module__") &&
+      nb::cast<std::string>(nb::str(h.type().attr("__module__"))) == "numpy" &&
+      nb::cast<long>(nb::int_(h.attr("ndim"))) == 0) {
     nb::object v = h.attr("item")();
     if (!v.type().is(h.type())) {
       return to_value(v, what);
@@ -53,14 +55,17 @@ value to_value(nb::handle h, const std::string &what) {
     return value(h.ptr() == Py_True);
   }
   if (PyLong_Check(h.ptr()) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()))) {
-    int overflow = 0;
     nb::object as_int = nb::steal(PyNumber_Index(h.ptr()));
-    const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
-    if (overflow != 0) {
-      throw error(what + ": the integer " + nb::cast<std::string>(nb::str(h)) +
-                  " is outside the int64 range");
+    if (as_int.is_valid()) {
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+      if (overflow != 0) {
+        throw error(what + ": the integer " + nb::cast<std::string>(nb::str(h)) +
+                    " is outside the int64 range");
+      }
+      return value(static_cast<std::int64_t>(v));
     }
-    return value(static_cast<std::int64_t>(v));
+    PyErr_Clear(); // an index that is not one (an array of several values): said below
   }
   if (PyFloat_Check(h.ptr())) {
     const double d = PyFloat_AsDouble(h.ptr());
@@ -77,7 +82,11 @@ value to_value(nb::handle h, const std::string &what) {
   }
   const std::string type = py_type_name(h);
   std::string hint;
-  if (type.find("dtype") != std::string::npos || type.rfind("numpy.dtypes.", 0) == 0) {
+  std::string lower = type;
+  for (char &ch : lower) {
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  if (lower.find("dtype") != std::string::npos) {
     hint = "; pass str(x.dtype)";
   } else if (nb::hasattr(h, "shape") && nb::hasattr(h, "dtype")) {
     hint = "; pass its shape and dtype (tuple(x.shape), str(x.dtype)), not the array";

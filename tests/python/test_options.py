@@ -436,6 +436,16 @@ FakeDtype.__name__ = "dtype"
 FakeDtype.__qualname__ = "dtype"
 
 
+@needs_numpy
+def test_numpy_dtypes_and_arrays_in_a_key_say_what_to_pass():
+    tuned, _ = make(key_fn=lambda x: (x.dtype,))
+    with pytest.raises(TypeError, match=r"key_fn's key\[0\].*pass str\(x.dtype\)"):
+        tuned(np.zeros(3))
+    tuned, _ = make(key_fn=lambda x: (x,))
+    with pytest.raises(TypeError, match=r"pass its shape and dtype"):
+        tuned(np.zeros(3))
+
+
 def test_a_dtype_in_a_key_suggests_its_text():
     tuned, _ = make(key_fn=lambda n: (n, FakeDtype()))
     with pytest.raises(TypeError, match=r"key_fn's key\[1\].*pass str\(x.dtype\)"):
