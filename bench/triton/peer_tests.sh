@@ -7,8 +7,9 @@
 #
 # PEER_DIR holds test_autotuner.py and its conftest.py (the fixtures device, fresh_knobs,
 # fresh_triton_cache). Installs tunekit from this tree first (as bench/python/gpu.sh does).
-# OUT_DIR receives pip.log, triton.log, dropin.log (pytest -rA), triton.xml, dropin.xml (JUnit)
-# and table.txt, the per-test comparison printed last.
+# OUT_DIR receives pip.log, triton.log, dropin.log (pytest -rA), triton.xml, dropin.xml (JUnit),
+# hot_path.log and hot_path.jsonl (bench/triton/hot_path.py) and table.txt, the per-test
+# comparison printed last (after the hot path's lines).
 set -uo pipefail
 out=${1:?usage: bench/triton/peer_tests.sh OUT_DIR PEER_DIR}
 peer=${2:?usage: bench/triton/peer_tests.sh OUT_DIR PEER_DIR}
@@ -62,6 +63,10 @@ for run in triton dropin; do
   echo "$run: pytest exit $? ($(tail -n 1 "$out/$run.log"))"
 done
 
+# The resolved launch's host cost against a plain launch and Triton's autotuner.
+(cd "$work" && "$py" "$root/bench/triton/hot_path.py" --out "$out/hot_path.jsonl") \
+  >"$out/hot_path.log" 2>&1 || echo "hot_path.py failed (see hot_path.log)"
+
 "$py" - "$out" <<'PY' | tee "$out/table.txt"
 import sys
 import xml.etree.ElementTree as ET
@@ -104,3 +109,4 @@ for label, r in (("triton", a), ("tunekit.triton", b)):
         counts[s] = counts.get(s, 0) + 1
     print(f"{label}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
 PY
+cat "$out/hot_path.log"

@@ -121,6 +121,15 @@ def test_key_is_tritons():
     assert set(theirs.cache) == set(ours.cache) == {
         (1024, "fp32", "fp16"), (512, "fp32", "fp32"), (1024, "fp32", "bf16")}
     assert ours.key_of((Tensor(), Tensor()), {"N": 8}) == (8, "fp32", "fp32")
+    # A resolved positional launch (the shortcut) files under the same key and launches the
+    # cached config with its keywords.
+    assert ours.key_of((Tensor(), Tensor(dtype="fp16"), 1024), {"grid": grid}) == \
+        (1024, "fp32", "fp16")
+    launches = len(ours.fn.launches)
+    ours[grid](Tensor(), Tensor(dtype="fp16"), 1024)
+    best = ours.cache[(1024, "fp32", "fp16")]
+    assert ours.best_config is best and len(ours.fn.launches) == launches + 1
+    assert ours.fn.launches[-1] == best.kwargs["BLOCK_SIZE"]
 
 
 def test_dtype_object_in_key():

@@ -169,6 +169,12 @@ class Autotuner(_TritonAutotuner):
         self._last: str | None = None
         self.bench_time = 0.0
         self.configs_timings: dict[Any, list[float]] = {}
+        # The resolved launch's shortcuts: where the key's arguments are, str() of each dtype
+        # seen, and each config's launch keywords (``all_kwargs()``), built once.
+        self._key_positions: list[int] | None = None
+        self._arg_set: frozenset[str] = frozenset()
+        self._dtype_texts: dict[Any, str] = {}
+        self._launch_kwargs: dict[int, dict[str, Any]] = {}
 
     # -- identity -------------------------------------------------------------------------------
 
@@ -225,8 +231,36 @@ class Autotuner(_TritonAutotuner):
         self.restore_copies = {}
 
     def key_of(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-        """The key Triton's ``run`` files this launch under."""
-        return _triton.key_of(self, args, kwargs)
+        """The key Triton's ``run`` files this launch under: the ``key=[...]`` arguments'
+        values, then ``str(arg.dtype)`` of every named argument with a ``dtype``, in the order
+        Triton's ``run`` sees them (positional, then keyword)."""
+        positions = self._key_positions
+        if positions is None:
+            names = list(self.arg_names)
+            self._arg_set = frozenset(names)
+            positions = self._key_positions = [names.index(k) for k in self.keys if k in names]
+        if kwargs and not self._arg_set.isdisjoint(kwargs):
+            return _triton.key_of(self, args, kwargs)
+        # The kernel's arguments all positional (a launch's own keywords, grid and warmup, are
+        # not the kernel's): the key's positions were worked out once.
+        n = len(args)
+        key = [args[i] for i in positions if i < n]
+        texts = self._dtype_texts
+        for arg in args[:len(self.arg_names)]:
+            dtype = getattr(arg, "dtype", None)
+            if dtype is not None or hasattr(arg, "dtype"):
+                try:
+                    text = texts.get(dtype)
+                except TypeError:  # an unhashable dtype
+                    text = None
+                if text is None:
+                    text = str(dtype)
+                    try:
+                        texts[dtype] = text
+                    except TypeError:
+                        pass
+                key.append(text)
+        return tuple(key)
 
     def prune_configs(self, kwargs: dict[str, Any]) -> list[Any]:
         """Triton's pruning: ``early_config_prune(configs, named_args, **kwargs)``, then the
@@ -335,7 +369,18 @@ class Autotuner(_TritonAutotuner):
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """A launch, as Triton's ``run``: the key's config from ``cache``, else resolved (see
-        ``_resolve``); a kernel with one config launches it."""
+        ``_resolve``); a kernel with one config launches it. A key already in ``cache`` whose
+        config has no ``pre_hook`` launches with its keywords built once."""
+        configs = self.configs
+        if len(configs) > 1:
+            config = self.cache.get(self.key_of(args, kwargs))
+            if config is not None and config.pre_hook is None:
+                self.best_config = config
+                launch = self._launch_kwargs.get(id(config))
+                if launch is None or launch.get("__config__") is not config:
+                    launch = {"__config__": config, "kw": config.all_kwargs()}
+                    self._launch_kwargs[id(config)] = launch
+                return self.fn.run(*args, **kwargs, **launch["kw"])
         self.nargs = dict(zip(self.arg_names, args))
         used_cached_result = True
         key: Any = None
