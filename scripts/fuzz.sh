@@ -2,8 +2,9 @@
 # Builds the libFuzzer targets of tunekit's readers with clang (address and undefined-behaviour
 # sanitizers on) and runs each for a while from seeds taken from the documentation's examples.
 #   scripts/fuzz.sh [seconds per reader, default 30]
-# A finding stops the script with the reproducer that libFuzzer writes (crash-*, in the build
-# directory's fuzz/ folder).
+# The readers are fuzzed side by side, one per core (FUZZ_JOBS, default nproc), each for the whole
+# time given. A finding stops the script with the reproducer that libFuzzer writes
+# (READER-crash-*, in the build directory's fuzz/ folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
@@ -15,7 +16,12 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTUNEKIT_BUILD_BENCH=OFF -DTUNEKIT_INSTALL=OFF -DTUNEKIT_CUDA=OFF -DTUNEKIT_MPI=OFF \
   -DTUNEKIT_BUILD_CLI=OFF -DTUNEKIT_SERVE=OFF >/dev/null
 readers=(cache_entry artifact lookup_table replay)
-cmake --build "$build" -j"$(nproc)" --target "${readers[@]/#/tunekit_fuzz_}"
+# This configuration's whole build is the core and the fuzz targets: built as one goal, the four
+# fuzz targets compile in parallel (a --target list is built one target after another).
+cmake --build "$build" -j"$(nproc)"
+for r in "${readers[@]}"; do
+  [ -x "$build/tests/fuzz/tunekit_fuzz_$r" ] || { echo "tunekit_fuzz_$r was not built" >&2; exit 1; }
+done
 
 # Seeds: the JSON examples of the documentation, one per reader.
 work="$build/fuzz"
@@ -38,12 +44,21 @@ for reader, seed in seeds.items():
     d.mkdir(exist_ok=True)
     (d / "seed.json").write_text(seed)
 PY
-for r in "${readers[@]}"; do
-  echo "fuzzing the $r reader for ${seconds} s"
-  (cd "$work" && "../tests/fuzz/tunekit_fuzz_$r" -max_total_time="$seconds" -max_len=4096 \
-     -print_final_stats=1 "corpus-$r" 2>&1 | grep -E "^stat::number_of_executed_units|ERROR|finding" || true)
-  if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
-    echo "fuzz finding in the $r reader: $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null)"
-    exit 1
-  fi
+jobs=${FUZZ_JOBS:-$(nproc)}
+findings() { ls "$work/$1"-crash-* "$work/$1"-leak-* "$work/$1"-timeout-* 2>/dev/null; }
+for ((first = 0; first < ${#readers[@]}; first += jobs)); do
+  batch=("${readers[@]:first:jobs}")
+  for r in "${batch[@]}"; do
+    echo "fuzzing the $r reader for ${seconds} s"
+    (cd "$work" && "../tests/fuzz/tunekit_fuzz_$r" -max_total_time="$seconds" -max_len=4096 \
+       -print_final_stats=1 -artifact_prefix="$r-" "corpus-$r" >"log-$r" 2>&1 || true) &
+  done
+  wait
+  for r in "${batch[@]}"; do
+    echo "$r: $(grep -E "^stat::number_of_executed_units|ERROR|finding" "$work/log-$r" || true)"
+    if findings "$r" >/dev/null; then
+      echo "fuzz finding in the $r reader: $(findings "$r") (libFuzzer's output: $work/log-$r)"
+      exit 1
+    fi
+  done
 done

@@ -2,7 +2,11 @@
 #   -DMODE=find_package     installs the built tunekit (BUILD_DIR) into a scratch prefix first
 #   -DMODE=add_subdirectory  adds tunekit's sources (TUNEKIT_SOURCE_DIR) with CLI11 hidden
 # Other arguments: -DSOURCE_DIR=<consumer project> -DWORK_DIR=<scratch directory>
+#                  -DJOBS=<jobs building the add_subdirectory consumer> (default: logical cores)
 file(REMOVE_RECURSE "${WORK_DIR}")
+if(NOT JOBS)
+  cmake_host_system_information(RESULT JOBS QUERY NUMBER_OF_LOGICAL_CORES)
+endif()
 set(configure "configure;-S;${SOURCE_DIR};-B;${WORK_DIR}/build;-DCMAKE_BUILD_TYPE=Release")
 # Each step is a list: its name, then the arguments of `cmake`.
 if(MODE STREQUAL "find_package")
@@ -12,7 +16,7 @@ if(MODE STREQUAL "find_package")
 elseif(MODE STREQUAL "add_subdirectory")
   set(step_1 "${configure};-DTUNEKIT_SOURCE_DIR=${TUNEKIT_SOURCE_DIR}")
   list(APPEND step_1 "-DCMAKE_DISABLE_FIND_PACKAGE_CLI11=TRUE")
-  set(step_2 "build;--build;${WORK_DIR}/build;--target;consumer")
+  set(step_2 "build;--build;${WORK_DIR}/build;--target;consumer;--parallel;${JOBS}")
 else()
   message(FATAL_ERROR "MODE must be find_package or add_subdirectory, not '${MODE}'")
 endif()

@@ -1,8 +1,9 @@
 // `tunekit report`: the HTML report of a winner cache. The page is made by the Python package's
 // `tunekit.report` module (plotly; it reads the entries through the package's extension over the
 // core), so this command runs `python3 -m tunekit.report` (the interpreter `TUNEKIT_PYTHON` names,
-// else `python3` on PATH) with the cache directory this command resolved, and says how to install
-// the package when that interpreter lacks it. The process is started by the core's OS layer.
+// else `python3` on PATH; `python -m tunekit` sets `TUNEKIT_PYTHON` to its own interpreter when it
+// is unset) with the cache directory this command resolved, and says how to install the package
+// when that interpreter lacks it. The process is started by the core's OS layer.
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -43,8 +44,8 @@ int report(const global_options &g, const report_options &o) {
   }
   if (found != 0) {
     throw error("the report needs the tunekit Python package (with plotly) in '" + python +
-                "': pip install tunekit (from a checkout of tunekit: pip install .), or set "
-                "TUNEKIT_PYTHON to an interpreter that has it");
+                "': pip install tunekit-autotune (from a checkout of tunekit: pip install .), or "
+                "set TUNEKIT_PYTHON to an interpreter that has it");
   }
   std::vector<std::string> argv{python,  "-m", "tunekit.report", "--cache-dir", cache_dir,
                                 "--out", o.out};

@@ -431,7 +431,7 @@ def test_the_cpp_command_says_how_to_install_the_package(tmp_path):
     run = _run_cli(exe, ["--cache-dir", str(tmp_path), "report"], sys.executable,
                    _package_dir(tmp_path, False))
     assert run.returncode == 2
-    assert "pip install tunekit" in run.stderr and "TUNEKIT_PYTHON" in run.stderr
+    assert "pip install tunekit-autotune" in run.stderr and "TUNEKIT_PYTHON" in run.stderr
     run = _run_cli(exe, ["--cache-dir", str(tmp_path), "report"], tmp_path / "no-python",
                    tmp_path)
     assert run.returncode == 2

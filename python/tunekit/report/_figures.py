@@ -15,7 +15,7 @@ def require_plotly():
         import plotly.graph_objects  # noqa: F401
     except ImportError:
         raise ReportError("tunekit report needs plotly: pip install plotly "
-                          "(it comes with pip install tunekit)") from None
+                          "(it comes with pip install tunekit-autotune)") from None
 
 
 def config_text(cfg: dict) -> str:
@@ -74,13 +74,13 @@ def figures(a: dict, cands: list) -> list:
 
     # 3. Best so far against evaluations.
     if a["order"]:
-        xs = list(range(1, len(a["order"]) + 1))
+        evals = list(range(1, len(a["order"]) + 1))
         f = go.Figure()
-        f.add_trace(go.Scatter(x=xs, y=[cands[i]["time_ms"] for i in a["order"]], mode="markers",
+        f.add_trace(go.Scatter(x=evals, y=[cands[i]["time_ms"] for i in a["order"]], mode="markers",
                                name="candidate", marker=dict(size=4, color="#9ecae9"),
                                text=[config_text(cands[i]["config"]) for i in a["order"]],
                                hoverinfo="x+y+text"))
-        f.add_trace(go.Scatter(x=xs, y=a["best_so_far"], mode="lines", name="best so far",
+        f.add_trace(go.Scatter(x=evals, y=a["best_so_far"], mode="lines", name="best so far",
                                line=dict(color="#2ca02c", width=2, shape="hv")))
         how = ("strategy " + str(a["search"].get("strategy", "?"))) if a["search"] else "exhaustive"
         f.update_layout(title=f"Best time so far against evaluations ({how})",
