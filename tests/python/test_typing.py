@@ -17,14 +17,20 @@ pytest.importorskip("mypy")
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(tunekit.__file__)))
 
 
-def mypy(*args: str, cwd: str) -> subprocess.CompletedProcess:
+def mypy(*args: str, cwd) -> subprocess.CompletedProcess:
+    """mypy from a scratch directory (from site-packages itself, the modules there would shadow
+    mypy's own); an installed package is found in site-packages, one on PYTHONPATH (a build's
+    staging directory) through MYPYPATH."""
+    env = dict(os.environ)
+    if os.path.basename(PACKAGE) not in ("site-packages", "dist-packages"):
+        env["MYPYPATH"] = PACKAGE
     return subprocess.run([sys.executable, "-m", "mypy", "--ignore-missing-imports",
                            "--no-incremental", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+                          env=env, timeout=600)
 
 
-def test_the_package_type_checks():
-    run = mypy("-p", "tunekit", cwd=PACKAGE)
+def test_the_package_type_checks(tmp_path):
+    run = mypy("-p", "tunekit", cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -41,7 +47,7 @@ def test_a_users_options_are_checked(tmp_path):
         misspelt = tunekit.autotune([{"BLOCK": 1}], lambda n: (n,), budgett=3)(scale)
         wrong = tunekit.autotune([{"BLOCK": 1}], lambda n: (n,), budget="3")(scale)
     """))
-    run = mypy(str(user), cwd=PACKAGE)
+    run = mypy(str(user), cwd=tmp_path)
     out = run.stdout
     assert 'Unexpected keyword argument "budgett"' in out, out
     assert 'Argument "budget" to "autotune" has incompatible type "str"' in out, out
