@@ -74,8 +74,7 @@ def _budget(budget: Union[int, Budget, None]) -> Budget:
 
 # Every AutoTuner built with deferred=True, in creation order (the same on every rank when the
 # ranks import the same modules): what tunekit.arm() arms.
-_deferred: "weakref.WeakSet[AutoTuner]" = weakref.WeakSet()
-_deferred_order: list["weakref.ref[AutoTuner]"] = []
+_deferred: list["weakref.ref[AutoTuner]"] = []
 
 
 def arm(pg: Any = None) -> int:
@@ -85,9 +84,9 @@ def arm(pg: Any = None) -> int:
     which the next call of each key tunes. Call it on every rank at the moment the application
     chooses (after warmup, when every rank is ready). Returns how many tuners were armed."""
     armed = 0
-    for ref in list(_deferred_order):
+    for ref in list(_deferred):
         t = ref()
-        if t is not None and t in _deferred:
+        if t is not None:
             t.arm(pg)
             armed += 1
     return armed
@@ -290,8 +289,7 @@ class AutoTuner:
         functools.update_wrapper(self, fn)
         self._hot = self._make_hot()
         if deferred:
-            _deferred.add(self)
-            _deferred_order.append(weakref.ref(self))
+            _deferred.append(weakref.ref(self))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """``tuned(*args, autotune=True, autotune_verbose=False,

@@ -29,7 +29,9 @@ class _AbandonRun(BaseException):
 
 
 # The contextual tuner whose call is in progress, and its thread.
-_active: tuple[Any, int] | None = None  # the running tuner (or the untuned mode) and its thread
+# What a launch inside the running contextual call does (`_launch` of the tuner, or the untuned
+# mode's), and that call's thread.
+_active: tuple[Callable[..., Any], int] | None = None
 _lock = threading.Lock()
 
 
@@ -126,13 +128,10 @@ class ContextualAutoTuner:
                 return original(autotuner, *a, **kw)
             return _triton.run_with(original, autotuner, autotuner.configs[0], a, kw)
 
-        class _Untuned:
-            _launch = staticmethod(launch)
-
         with _lock:
             if _active is not None:
                 raise RuntimeError("contextual_autotune: another contextual tuner is running")
-            _active = (_Untuned, threading.get_ident())
+            _active = (launch, threading.get_ident())
             for cls in _triton.autotuner_classes():
                 original = cls.__dict__.get("run")
                 if original is not None:
@@ -156,7 +155,7 @@ class ContextualAutoTuner:
         originals: list[tuple[type, Any]] = []
         try:
             with _lock:
-                _active = (self, threading.get_ident())
+                _active = (self._launch, threading.get_ident())
                 for cls in _triton.autotuner_classes():
                     original = cls.__dict__.get("run")
                     if original is None:
@@ -206,7 +205,7 @@ def _takeover(original: Callable[..., Any]) -> Callable[..., Any]:
         active = _active
         if active is None or active[1] != threading.get_ident():
             return original(autotuner, *args, **kwargs)
-        return active[0]._launch(original, autotuner, args, kwargs)
+        return active[0](original, autotuner, args, kwargs)
 
     return run
 

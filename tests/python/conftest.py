@@ -56,3 +56,24 @@ class FakeTritonConfig:
 
     def all_kwargs(self):
         return {**self.kwargs, "num_warps": self.num_warps}
+
+
+def run_mpi(script, ranks, cwd=None, timeout=240):
+    """``mpiexec -n ranks python script`` (a file beside the tests), with Open MPI allowed to run
+    as root and to oversubscribe the cores; skips without mpi4py or mpiexec."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("mpi4py")
+    mpiexec = shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("no mpiexec")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    path = Path(__file__).with_name(script)
+    return subprocess.run([mpiexec, "-n", str(ranks), "--oversubscribe", sys.executable,
+                           str(path)], capture_output=True, text=True, env=env, timeout=timeout,
+                          cwd=cwd)

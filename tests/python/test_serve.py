@@ -3,17 +3,13 @@ mpi4py ranks in mpi_serve.py (every rank runs every request in the same order)."
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
+from conftest import run_mpi
 
 import tunekit
 from tunekit import _core
@@ -81,14 +77,6 @@ def test_a_tuned_function_tunes_inside_the_handler():
 
 
 def test_four_mpi_ranks_run_every_request():
-    pytest.importorskip("mpi4py")
-    mpiexec = shutil.which("mpiexec")
-    if mpiexec is None:
-        pytest.skip("no mpiexec")
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    script = Path(__file__).with_name("mpi_serve.py")
-    r = subprocess.run([mpiexec, "-n", "4", "--oversubscribe", sys.executable, str(script)],
-                       capture_output=True, text=True, env=env, timeout=240)
+    r = run_mpi("mpi_serve.py", 4)
     assert r.returncode == 0, r.stdout + r.stderr
     assert sorted(re.findall(r"rank (\d) served 3", r.stdout)) == ["0", "1", "2", "3"]
