@@ -135,11 +135,12 @@ private:
 
 // ---- the module's parts ----------------------------------------------------------------------
 
-void bind_adapters(nb::module_ &m);   ///< Run, MeasureRequest
-void bind_tuner(nb::module_ &m);      ///< Tuner
-void bind_contextual(nb::module_ &m); ///< Plan, ContextualTuner
-void bind_cache(nb::module_ &m);      ///< cache_dir, read_entry, entry_path, list/remove_entries
-void bind_hot(nb::module_ &m);        ///< HotFunction
-void bind_serve(nb::module_ &m);      ///< ServeWorker (where tunekit::serve is built)
+void bind_adapters(nb::module_ &m);      ///< Run, MeasureRequest
+void bind_tuner(nb::module_ &m);         ///< Tuner
+void bind_contextual(nb::module_ &m);    ///< Plan, ContextualTuner
+void bind_cache(nb::module_ &m);         ///< cache_dir, read_entry, entry_path, list/remove_entries
+void bind_hot(nb::module_ &m);           ///< HotFunction
+void bind_triton_launch(nb::module_ &m); ///< TritonLaunch
+void bind_serve(nb::module_ &m);         ///< ServeWorker (where tunekit::serve is built)
 
 } // namespace tunekit::python

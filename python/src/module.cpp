@@ -56,6 +56,7 @@ NB_MODULE(_core, m) {
   bind_contextual(m);
   bind_cache(m);
   bind_hot(m);
+  bind_triton_launch(m);
 #ifdef TUNEKIT_PYTHON_SERVE
   bind_serve(m);
 #endif

@@ -12,7 +12,10 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <set>
+#include <span>
 #include <utility>
 
 namespace tunekit::python {
@@ -144,6 +147,46 @@ std::vector<config> to_configs(const nb::object &list, const char *what) {
   return out;
 }
 
+// A `candidate_preparer` written in Python: `prepare(indices)` starts preparing the configs of
+// the space at those indices (a compile pool) without waiting; `prepare_ms(index)` is the
+// milliseconds spent on one, or None. Each call takes the GIL: the core calls them from the
+// tuning thread, with or without it.
+class py_preparer final : public candidate_preparer {
+public:
+  explicit py_preparer(nb::object obj) : m_obj(std::move(obj)) {}
+  void bind(std::function<std::optional<std::size_t>(const config &)> index) {
+    m_index = std::move(index);
+  }
+  void prepare(std::span<const config> configs) override {
+    const nb::gil_scoped_acquire gil;
+    nb::list indices;
+    for (const auto &c : configs) {
+      if (const auto i = m_index(c)) {
+        indices.append(*i);
+      }
+    }
+    if (nb::len(indices) > 0) {
+      m_obj.attr("prepare")(indices);
+    }
+  }
+  [[nodiscard]] std::optional<double> prepare_ms(const config &c) const override {
+    const nb::gil_scoped_acquire gil;
+    const auto i = m_index(c);
+    if (!i) {
+      return std::nullopt;
+    }
+    nb::object ms = m_obj.attr("prepare_ms")(*i);
+    if (ms.is_none()) {
+      return std::nullopt;
+    }
+    return nb::cast<double>(ms);
+  }
+
+private:
+  nb::object m_obj;
+  std::function<std::optional<std::size_t>(const config &)> m_index;
+};
+
 } // namespace
 
 py_tuner::py_tuner(std::string name, const nb::list &configs, std::string version,
@@ -200,6 +243,11 @@ py_tuner::py_tuner(std::string name, const nb::list &configs, std::string versio
 
   o.mode = r.get("deferred", false) ? tuning_mode::deferred : tuning_mode::eager;
   o.parallel_split = r.get("parallel_split", false);
+  std::shared_ptr<py_preparer> preparer;
+  if (nb::object p = r.object("preparer"); !p.is_none()) {
+    preparer = std::make_shared<py_preparer>(std::move(p));
+    o.preparer = preparer;
+  }
   r.finish();
 
   m_tuner = std::make_unique<tuner>(std::move(name), config_space(std::move(space)), std::move(o));
@@ -207,6 +255,12 @@ py_tuner::py_tuner(std::string name, const nb::list &configs, std::string versio
   m_index.reserve(sp.size());
   for (std::size_t i = 0; i < sp.size(); ++i) {
     m_index.emplace(sp[i], i);
+  }
+  if (preparer) {
+    preparer->bind([this](const config &c) -> std::optional<std::size_t> {
+      const auto it = m_index.find(c);
+      return it == m_index.end() ? std::nullopt : std::optional<std::size_t>(it->second);
+    });
   }
 }
 

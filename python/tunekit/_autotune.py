@@ -124,6 +124,37 @@ def code_version(fn: Callable[..., Any], described: Sequence[dict[str, Any]]) ->
     return f"py-{src}-{space}"
 
 
+def search_and_table_options(*, budget: Union[int, Budget, None], strategy: str, seed: int,
+                             batch_size: int, lookahead: int,
+                             start_configs: list[dict[str, Any]], transfer_from_cache: bool,
+                             use_disk_cache: bool, artifact_name: str, key_names: Sequence[str],
+                             lookup_table: Any, op_name: str, table_params: Any,
+                             template_hashes: Any, deferred: bool, parallel_split: bool,
+                             where: str = "autotune") -> dict[str, Any]:
+    """The core's options of the search, the disk cache, artifacts, lookup tables and the mode,
+    as ``tunekit.autotune`` and ``tunekit.triton.autotune`` both pass them (``start_configs``
+    already described)."""
+    b = _budget(budget)
+    out: dict[str, Any] = {
+        "use_disk_cache": use_disk_cache, "strategy": strategy,
+        "max_evaluations": b.evaluations, "max_time_s": float(b.time_s),
+        "patience": b.patience, "seed": seed, "batch_size": batch_size, "lookahead": lookahead,
+        "start_configs": start_configs, "transfer_from_cache": transfer_from_cache,
+        "artifact_name": artifact_name, "key_names": list(key_names), "op_name": op_name,
+        "table_params": ({k: describe(v, f"table_params[{k!r}]")
+                          for k, v in table_params.items()} if table_params else None),
+        "template_hashes": dict(template_hashes or {}), "deferred": deferred,
+        "parallel_split": parallel_split,
+    }
+    if isinstance(lookup_table, (str, os.PathLike)):
+        out["lookup_table_path"] = os.fspath(lookup_table)
+    elif isinstance(lookup_table, Mapping):
+        out["lookup_table_json"] = json.dumps(lookup_table)
+    elif lookup_table is not None:
+        raise TypeError(f"{where}: lookup_table must be a path, a dict or None")
+    return out
+
+
 class AutotuneOptions(TypedDict, total=False):
     """The keyword-only options of ``tunekit.autotune`` (and ``AutoTuner``), with their C++
     counterparts (docs/python.md has the table)."""
@@ -249,29 +280,20 @@ class AutoTuner:
         self._resets = ArgumentResets(fn, restore_value, reset_to_zero, pre_hook, post_hook,
                                       f"autotune {self.name}")
         self._default = default
-        b = _budget(budget)
+        starts = [describe_config(c, i) for i, c in enumerate(start_configs)]
+        for d in starts:
+            d.pop(_TEMPLATE_HASH, None)
         self._options: dict[str, Any] = {
             "warmup": warmup, "runs": runs, "statistic": statistic,
             "early_stop_factor": float(early_stop_factor), "early_stop_after": early_stop_after,
-            "use_disk_cache": use_disk_cache, "strategy": strategy,
-            "max_evaluations": b.evaluations, "max_time_s": float(b.time_s),
-            "patience": b.patience, "seed": seed, "batch_size": batch_size,
-            "lookahead": lookahead,
-            "start_configs": [describe_config(c, i) for i, c in enumerate(start_configs)],
-            "transfer_from_cache": transfer_from_cache, "artifact_name": artifact_name,
-            "key_names": list(key_names), "op_name": op_name,
-            "table_params": ({k: describe(v, f"table_params[{k!r}]")
-                              for k, v in table_params.items()} if table_params else None),
-            "template_hashes": hashes, "deferred": deferred, "parallel_split": parallel_split,
+            **search_and_table_options(
+                budget=budget, strategy=strategy, seed=seed, batch_size=batch_size,
+                lookahead=lookahead, start_configs=starts,
+                transfer_from_cache=transfer_from_cache, use_disk_cache=use_disk_cache,
+                artifact_name=artifact_name, key_names=key_names, lookup_table=lookup_table,
+                op_name=op_name, table_params=table_params, template_hashes=hashes,
+                deferred=deferred, parallel_split=parallel_split),
         }
-        for d in self._options["start_configs"]:
-            d.pop(_TEMPLATE_HASH, None)
-        if isinstance(lookup_table, (str, os.PathLike)):
-            self._options["lookup_table_path"] = os.fspath(lookup_table)
-        elif isinstance(lookup_table, Mapping):
-            self._options["lookup_table_json"] = json.dumps(lookup_table)
-        elif lookup_table is not None:
-            raise TypeError("autotune: lookup_table must be a path, a dict or None")
         self._hardware = dict(hardware) if hardware is not None else None
         self._dependencies = dict(dependencies or {})
         self._measurer = measurer

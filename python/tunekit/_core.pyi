@@ -65,12 +65,21 @@ class HotFunction:
     def __getattr__(self, name: str) -> Any: ...
     def __setattr__(self, name: str, value: Any) -> None: ...
 
+class TritonLaunch:
+    """The resolved launches of a tunekit.triton.Autotuner: launch[grid](*args, **kwargs)."""
+    def __init__(self, owner: Any, fn_run: Callable[..., Any], slow: Callable[..., Any],
+                 positions: tuple[int, ...], arg_names: Sequence[str],
+                 single: Any = None) -> None: ...
+    def __getitem__(self, grid: Any) -> Callable[..., Any]: ...
+    def forget(self) -> None: ...
+
 class Tuner:
     # options: measurer, host_sync, warmup, runs, statistic, early_stop_factor,
     # early_stop_after, use_disk_cache, hardware, dependencies, log, strategy, max_evaluations,
     # max_time_s, patience, seed, batch_size, lookahead, start_configs, transfer_from_cache,
     # artifact_name, key_names, lookup_table_path, lookup_table_json, op_name, table_params,
-    # template_hashes, deferred, parallel_split; an unknown one is a TypeError.
+    # template_hashes, deferred, parallel_split, preparer (prepare(indices), prepare_ms(index));
+    # an unknown one is a TypeError.
     def __init__(self, name: str, configs: Sequence[Mapping[str, int | float | bool | str]],
                  version: str, options: Mapping[str, Any] = ...) -> None: ...
     def resolve(self, key: Key, prune: Callable[[int], bool] | None, run: Callable[[int], None],

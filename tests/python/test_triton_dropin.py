@@ -61,6 +61,7 @@ class Kernel:
 
     def run(self, *args, grid=None, warmup=False, **kwargs):
         self.launches.append(kwargs.get("BLOCK_SIZE"))
+        self.last = (args, grid, warmup, kwargs)
         if self.fail is not None:
             exc = self.fail(kwargs)
             if exc is not None:
@@ -102,8 +103,8 @@ def test_is_a_triton_autotuner_with_its_signature():
     ours = list(inspect.signature(tt.autotune).parameters)[:12]
     theirs = list(inspect.signature(triton.autotune).parameters)
     assert ours == theirs
-    with pytest.raises(TypeError, match="unexpected keyword argument 'autotune_pg'"):
-        tt.autotune(configs=configs(1), key=[], autotune_pg=None)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'autotune_effort'"):
+        tt.autotune(configs=configs(1), key=[], autotune_effort="off")
 
 
 def test_key_is_tritons():
@@ -354,3 +355,154 @@ def test_one_config_kernel_never_tunes():
     t, bench = tuned(k, configs(16))
     t[(1,)](Tensor(), Tensor(), 8)
     assert bench.calls == 0 and k.launches == [16] and not t.cache
+
+
+def test_resolved_launch_passes_grid_warmup_and_the_winners_keywords():
+    import sys
+
+    k = Kernel()
+    cfgs = [triton.Config({"BLOCK_SIZE": 128}, num_warps=4),
+            triton.Config({"BLOCK_SIZE": 32}, num_warps=8)]
+    t, bench = tuned(k, cfgs)
+
+    def grid(meta):
+        return (4,)
+
+    dst, src = Tensor(), Tensor()
+    t[grid](dst, src, 1024)  # tunes
+    t[grid](dst, src, 1024)  # the winner's keywords taken (and held) once
+    assert bench.calls == 2
+    refs = (sys.getrefcount(cfgs[1]), sys.getrefcount(grid), sys.getrefcount(dst))
+    for _ in range(1000):
+        t[grid](dst, src, 1024)
+    assert (sys.getrefcount(cfgs[1]), sys.getrefcount(grid), sys.getrefcount(dst)) == refs
+    args, g, warm, kw = k.last
+    assert args == (dst, src, 1024) and g is grid and warm is False
+    assert kw == cfgs[1].all_kwargs() and bench.calls == 2
+    t.best_config = None
+    t[grid](dst, src, 1024)
+    assert t.best_config is cfgs[1]
+    # A kernel argument by keyword takes Python's run: the same key, the same launch.
+    t[grid](dst, src, N=1024)
+    assert k.last[3] == {"N": 1024, **cfgs[1].all_kwargs()} and bench.calls == 2
+    # A launch keyword that is not a kernel argument is passed on.
+    t[grid](dst, src, 1024, enable_fp_fusion=False)
+    assert k.last[3] == {"enable_fp_fusion": False, **cfgs[1].all_kwargs()}
+    # Another dtype is another key; a replaced cache is the one consulted.
+    t[grid](Tensor(dtype="fp16"), src, 1024)
+    assert bench.calls == 4
+    t.cache = {}
+    t[grid](dst, src, 1024)
+    assert t.last_source() == "memory" and (1024, "fp32", "fp32") in t.cache
+
+
+def test_resolved_launch_with_a_config_pre_hook_and_one_config():
+    seen = []
+    cfgs = [triton.Config({"BLOCK_SIZE": 8}, pre_hook=lambda nargs: seen.append(nargs["N"])),
+            triton.Config({"BLOCK_SIZE": 16})]
+    t, bench = tuned(Kernel(), cfgs, cost=lambda b: 1.0 if b == 8 else 2.0)
+    t[(1,)](Tensor(), Tensor(), 5)
+    seen.clear()
+    t[(1,)](Tensor(), Tensor(), 6)  # tunes: each candidate's pre_hook, then the launch's
+    t[(1,)](Tensor(), Tensor(), 6)
+    assert seen[-1] == 6 and t.best_config is cfgs[0] and t.fn.launches[-1] == 8
+    one = Kernel()
+    t1, b1 = tuned(one, configs(64))
+    t1[(2,)](Tensor(), Tensor(), 3)
+    t1[(2,)](Tensor(), Tensor(), 3)
+    assert one.launches == [64, 64] and b1.calls == 0 and t1.best_config is t1.configs[0]
+    assert one.last[1] == (2,) and one.last[3] == t1.configs[0].all_kwargs()
+
+
+class TwoRanks:
+    """Rank 0 of a two-rank group whose other rank measures candidate #1 ten times slower:
+    the reductions of the candidates' times (a vector of the three and the failure flag) bring
+    the other rank's values; broadcasts are rank 0's."""
+
+    def __init__(self):
+        self.calls = []
+
+    def rank(self):
+        return 0
+
+    def size(self):
+        return 2
+
+    def local_rank(self):
+        return 0
+
+    def all_reduce_max(self, values):
+        self.calls.append("max")
+        values = list(values)
+        if len(values) == 4 and values[3] == 0.0:  # three times and "no rank failed"
+            values[1] *= 10
+        return values
+
+    def all_reduce_min(self, values):
+        self.calls.append("min")
+        return list(values)
+
+    def broadcast(self, data, root):
+        self.calls.append("broadcast")
+        return data
+
+    def barrier(self):
+        self.calls.append("barrier")
+
+
+def test_autotune_pg_the_worst_rank_decides():
+    import tunekit
+
+    class Group(TwoRanks, tunekit.Communicator):
+        pass
+
+    group = Group()
+    t, bench = tuned(Kernel(), configs(128, 32, 64), autotune_pg=group)
+    t[(1,)](Tensor(), Tensor(), 4096)
+    assert "max" in group.calls and bench.calls == 3
+    # Here 32 is fastest; on the other rank it takes 320: the worst rank's time decides.
+    assert t.best_config.kwargs == {"BLOCK_SIZE": 64}
+
+
+def test_deferred_runs_the_first_config_until_armed():
+    import tunekit
+
+    k = Kernel()
+    t, bench = tuned(k, configs(128, 32, 64), deferred=True, use_disk_cache=False)
+    t[(1,)](Tensor(), Tensor(), 7)
+    t[(1,)](Tensor(), Tensor(), 7)
+    assert bench.calls == 0 and k.launches == [128, 128] and not t.cache
+    assert t.recorded_keys() == [(7, "fp32", "fp32")]
+    assert tunekit.arm() >= 1
+    t[(1,)](Tensor(), Tensor(), 7)
+    assert bench.calls == 3 and t.best_config.kwargs == {"BLOCK_SIZE": 32}
+
+
+def test_start_configs_and_budget_search_a_product_space():
+    import itertools
+
+    space = [triton.Config({"BLOCK_SIZE": b, "UNROLL": u}, num_warps=w)
+             for b, u, w in itertools.product((16, 32, 64, 128, 256), (1, 2, 4, 8), (2, 4, 8))]
+    best = dict(BLOCK_SIZE=64, UNROLL=4, num_warps=4)
+
+    def cost(block):
+        return 1.0
+
+    k = Kernel()
+    bench = Bench()
+    bench.kernel = k
+
+    def do_bench(kernel_call, quantiles):
+        bench.calls += 1
+        kernel_call()
+        kw = k.last[3]
+        t = 1.0 + sum(abs(kw[n] - v) / v for n, v in best.items())
+        return [t, t, t]
+
+    t = tt.autotune(configs=space, key=["N"], do_bench=do_bench, budget=20, seed=3,
+                    start_configs=[space[0]], use_disk_cache=False)(k)
+    t[(1,)](Tensor(), Tensor(), 1)
+    assert bench.calls == 20 and len(t.configs_timings) == 20
+    assert space[0] in t.configs_timings  # the start config was measured
+    found = min(t.configs_timings, key=lambda c: t.configs_timings[c][0])
+    assert t.best_config is found

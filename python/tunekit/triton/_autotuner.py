@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import inspect
 import re
 import time
+import weakref
 from typing import Any, Callable, Sequence
 
 import triton
@@ -24,10 +24,11 @@ from triton.runtime.errors import AutotunerError, OutOfResources, PTXASError
 from triton.runtime.jit import JITFunction
 
 from .. import _core, _triton
-from .._autotune import _budget, _log, _source_text
+from .._autotune import _deferred, _log, _source_text, search_and_table_options
 from .._comm import communicator_for
 from .._describe import describe
 from .._measure import dependencies as _dependencies, torch_hardware
+from ._compile import CompilePool, default_workers
 
 __all__ = ["Autotuner", "OPTIONS", "core_key", "describe_triton_config"]
 
@@ -96,15 +97,20 @@ class _TritonBench:
 
     def measure(self, run: Callable[[], None], request: Any) -> list[float]:
         owner = self.owner
-        config = owner.configs[request.index]
+        # request.index is the candidate's place in the list being measured; its place in
+        # ``configs`` is found from its described fields.
+        index = owner._described_index[tuple(sorted(request.config.items()))]
+        config = owner.configs[index]
         if knobs.autotuning.print:
             print(f"Autotuning kernel {owner.base_fn.__name__} with config {config}")
+        if owner._pool is not None:
+            owner._pool.wait(index)  # its compile, started ahead
         try:
             result = owner.do_bench(run, quantiles=(0.5, 0.2, 0.8))
         except owner._soft_errors as e:
             if knobs.autotuning.print:
                 print(f"Autotuning failed with {e}")
-            self.timings[request.index] = [float("inf")] * 3
+            self.timings[index] = [float("inf")] * 3
             raise
         except (_core.FatalCandidateError, KeyboardInterrupt):
             raise
@@ -113,23 +119,33 @@ class _TritonBench:
             raise _core.FatalCandidateError(f"{type(e).__name__}: {e}") from e
         times = [float(t) for t in result] if isinstance(result, (list, tuple)) \
             else [float(result)]
-        self.timings[request.index] = times
+        self.timings[index] = times
         return [times[0]] * max(1, int(request.runs))
 
 
-#: The keyword-only options beyond Triton's signature.
-OPTIONS = frozenset({"name", "version", "budget", "strategy", "seed", "use_disk_cache",
-                     "hardware", "dependencies"})
+#: The keyword-only options beyond Triton's signature (those of ``tunekit.autotune`` that apply
+#: to a Triton kernel, plus ``compile_workers`` and ``autotune_pg``).
+OPTIONS = frozenset({"name", "version", "budget", "strategy", "seed", "batch_size", "lookahead",
+                     "start_configs", "transfer_from_cache", "use_disk_cache", "artifact_name",
+                     "key_names", "lookup_table", "op_name", "table_params", "template_hashes",
+                     "hardware", "dependencies", "deferred", "parallel_split", "autotune_pg",
+                     "compile_workers"})
 
 
 class Autotuner(_TritonAutotuner):
     """``triton.runtime.autotuner.Autotuner`` (same constructor, attributes and launch) whose
     misses are resolved by tunekit's core. Keyword-only additions: ``name`` (the winner cache's
     tuner name; default: the kernel's name), ``version`` (default: a hash of Triton's version,
-    the kernel's source and the described configs), ``budget`` (evaluations or a
-    ``tunekit.Budget``), ``strategy``, ``seed``, ``use_disk_cache`` (True), ``hardware`` and
-    ``dependencies`` (as in ``tunekit.autotune``). ``cache_results`` is accepted and ignored:
-    tunekit's winner cache replaces Triton's."""
+    the kernel's source and the described configs); as in ``tunekit.autotune``: ``budget``
+    (evaluations or a ``tunekit.Budget``), ``strategy``, ``seed``, ``batch_size``,
+    ``lookahead``, ``start_configs`` (a list of ``triton.Config``), ``transfer_from_cache``,
+    ``use_disk_cache`` (True), ``artifact_name``, ``key_names``, ``lookup_table``, ``op_name``,
+    ``table_params``, ``template_hashes``, ``hardware``, ``dependencies``, ``deferred`` (with
+    ``tunekit.arm``), ``parallel_split``; ``autotune_pg``: the ``torch.distributed`` group (or
+    communicator) whose ranks agree on every winner (None: the default group);
+    ``compile_workers``: processes that compile candidates ahead of their measurement (None:
+    one per CPU; 0: compile at the first launch, as Triton does). ``cache_results`` is accepted
+    and ignored: tunekit's winner cache replaces Triton's."""
 
     def __init__(self, fn: Any, arg_names: Sequence[str], configs: Any, key: Sequence[str],
                  reset_to_zero: Any, restore_value: Any, pre_hook: Any = None,
@@ -137,8 +153,13 @@ class Autotuner(_TritonAutotuner):
                  rep: Any = None, use_cuda_graph: bool = False, do_bench: Any = None,
                  cache_results: bool = False, *, name: str | None = None,
                  version: str | None = None, budget: Any = None, strategy: str = "",
-                 seed: int = 0, use_disk_cache: bool = True, hardware: Any = None,
-                 dependencies: Any = None) -> None:
+                 seed: int = 0, batch_size: int = 1, lookahead: int | None = None,
+                 start_configs: Sequence[Any] = (), transfer_from_cache: bool = False,
+                 use_disk_cache: bool = True, artifact_name: str = "",
+                 key_names: Sequence[str] = (), lookup_table: Any = None, op_name: str = "",
+                 table_params: Any = None, template_hashes: Any = None, hardware: Any = None,
+                 dependencies: Any = None, deferred: bool = False, parallel_split: bool = False,
+                 autotune_pg: Any = None, compile_workers: int | None = None) -> None:
         super().__init__(fn, arg_names, configs, key, reset_to_zero, restore_value,
                          pre_hook=pre_hook, post_hook=post_hook,
                          prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
@@ -152,15 +173,32 @@ class Autotuner(_TritonAutotuner):
         if not self.user_defined_post_hook and self.restore_value:
             self.post_hook = self._default_post_hook
         self.described = [describe_triton_config(c) for c in self.configs]
+        self._described_index = {tuple(sorted(d.items())): i
+                                 for i, d in reversed(list(enumerate(self.described)))}
         base_name = name or getattr(self.base_fn, "__name__", None) or "kernel"
         self.name = re.sub(r"[^A-Za-z0-9_.-]", "_", base_name)
         self.version = version or self._code_version()
-        b = _budget(budget)
+        if compile_workers is None:
+            compile_workers = default_workers() if len(self.configs) > 1 else 0
+        if compile_workers < 0:
+            raise ValueError("autotune: compile_workers must be >= 0 (0: no compile pool)")
+        self.compile_workers = compile_workers
+        if lookahead is None:  # enough proposals ahead to keep the pool busy while one is timed
+            lookahead = compile_workers
         self._options: dict[str, Any] = {
-            "warmup": 0, "runs": 1, "statistic": "mean", "use_disk_cache": use_disk_cache,
-            "strategy": strategy, "max_evaluations": b.evaluations,
-            "max_time_s": float(b.time_s), "patience": b.patience, "seed": seed,
+            "warmup": 0, "runs": 1, "statistic": "mean",
+            **search_and_table_options(
+                budget=budget, strategy=strategy, seed=seed, batch_size=batch_size,
+                lookahead=lookahead,
+                start_configs=[describe_triton_config(c) for c in start_configs],
+                transfer_from_cache=transfer_from_cache, use_disk_cache=use_disk_cache,
+                artifact_name=artifact_name, key_names=key_names, lookup_table=lookup_table,
+                op_name=op_name, table_params=table_params,
+                template_hashes=template_hashes, deferred=deferred,
+                parallel_split=parallel_split, where="tunekit.triton.autotune"),
         }
+        self._pg = autotune_pg
+        self._pool: CompilePool | None = None
         self._hardware = dict(hardware) if hardware is not None else None
         self._extra_dependencies = dict(dependencies or {})
         self._tuner: Any = None
@@ -169,12 +207,13 @@ class Autotuner(_TritonAutotuner):
         self._last: str | None = None
         self.bench_time = 0.0
         self.configs_timings: dict[Any, list[float]] = {}
-        # The resolved launch's shortcuts: where the key's arguments are, str() of each dtype
-        # seen, and each config's launch keywords (``all_kwargs()``), built once.
+        # key_of's shortcuts: where the key's arguments are and str() of each dtype seen.
         self._key_positions: list[int] | None = None
         self._arg_set: frozenset[str] = frozenset()
         self._dtype_texts: dict[Any, str] = {}
-        self._launch_kwargs: dict[int, dict[str, Any]] = {}
+        self._launch: Any = None  # the C launch (see __getitem__), built at the first one
+        if deferred:
+            _deferred.append(weakref.ref(self))
 
     # -- identity -------------------------------------------------------------------------------
 
@@ -199,12 +238,25 @@ class Autotuner(_TritonAutotuner):
             if self._bench_state is None:
                 self._bench_state = _TritonBench(self)
             options = dict(self._options)
+            if self.compile_workers > 0 and _jit_function(self.fn) is not None:
+                self._pool = CompilePool(self, self.compile_workers)
+                options["preparer"] = self._pool
             options.update(
                 measurer=self._bench_state, host_sync=None,
                 hardware=self._hardware if self._hardware is not None else torch_hardware(),
                 dependencies={**_dependencies(), **self._extra_dependencies}, log=_log)
             self._tuner = _core.Tuner(self.name, self.described, self.version, options)
         return self._tuner
+
+    def arm(self, pg: Any = None) -> None:
+        """Deferred mode (``deferred=True``): a collective rendezvous on ``pg`` (None: this
+        autotuner's ``autotune_pg``) after which the next launch of each key tunes; call it on
+        every rank (``tunekit.arm()`` arms every deferred tuner)."""
+        self.tuner.arm(communicator_for(pg if pg is not None else self._pg))
+
+    def recorded_keys(self) -> list[tuple[Any, ...]]:
+        """Keys launched in deferred mode before ``arm``, in first-launch order."""
+        return list(self.tuner.recorded_keys())
 
     def last_source(self) -> str | None:
         """Which source answered the last miss: the core's (``search``, ``cache``, ``memory``,
@@ -344,9 +396,12 @@ class Autotuner(_TritonAutotuner):
             self._kernel_call(configs[i], args, kwargs)
 
         start = time.time()
+        pool = self._pool
+        if pool is not None:
+            pool.begin(args, kwargs)
         try:
             index = tuner.resolve(core_key(key), lambda i: i in kept, run, False,
-                                  communicator_for(None), None, False, None, None, None)
+                                  communicator_for(self._pg), None, False, None, None, None)
         except _core.FatalCandidateError:
             if bench.fatal is not None:
                 fatal, bench.fatal = bench.fatal, None
@@ -356,6 +411,9 @@ class Autotuner(_TritonAutotuner):
             # Every candidate failed: Triton keeps the first (all scored +inf); its launch
             # raises the real error.
             index = min(kept)
+        finally:
+            if pool is not None:
+                pool.end()
         self.bench_time = time.time() - start
         self._last = tuner.last_source()
         config = configs[index]
@@ -367,20 +425,25 @@ class Autotuner(_TritonAutotuner):
             self.pre_hook(full_nargs, reset_only=True)
         return config
 
+    def __getitem__(self, grid: Any) -> Any:
+        """``kernel[grid]``: the launch bound to ``grid``. A launch whose kernel arguments are
+        all positional and whose key is in ``cache`` is built and made in C
+        (``tunekit._core.TritonLaunch``: the key, one lookup, ``fn.run`` with the winner's
+        keywords taken once); every other launch calls ``run``."""
+        launch = self._launch
+        if launch is None:
+            launch = self._launch = self._make_launch()
+        return launch[grid]
+
+    def _make_launch(self) -> Any:
+        names = list(self.arg_names)
+        positions = tuple(names.index(k) for k in self.keys if k in names)
+        single = self.configs[0] if len(self.configs) == 1 else None
+        return _core.TritonLaunch(self, self.fn.run, self.run, positions, names, single)
+
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """A launch, as Triton's ``run``: the key's config from ``cache``, else resolved (see
-        ``_resolve``); a kernel with one config launches it. A key already in ``cache`` whose
-        config has no ``pre_hook`` launches with its keywords built once."""
-        configs = self.configs
-        if len(configs) > 1:
-            config = self.cache.get(self.key_of(args, kwargs))
-            if config is not None and config.pre_hook is None:
-                self.best_config = config
-                launch = self._launch_kwargs.get(id(config))
-                if launch is None or launch.get("__config__") is not config:
-                    launch = {"__config__": config, "kw": config.all_kwargs()}
-                    self._launch_kwargs[id(config)] = launch
-                return self.fn.run(*args, **kwargs, **launch["kw"])
+        ``_resolve``); a kernel with one config launches it."""
         self.nargs = dict(zip(self.arg_names, args))
         used_cached_result = True
         key: Any = None
