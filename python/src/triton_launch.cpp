@@ -35,7 +35,6 @@ struct state_object {
   PyObject_HEAD PyObject *owner;      // the Autotuner (its `cache` is read at each launch)
   PyObject *fn_run;                   // owner.fn.run
   PyObject *slow;                     // owner.run
-  PyObject *single;                   // the one config of a kernel with one, else nullptr
   PyObject *arg_names;                // frozenset of the kernel's argument names
   PyObject *dtype_texts;              // dtype -> str(dtype)
   std::vector<Py_ssize_t> *positions; // of the key's arguments
@@ -50,6 +49,7 @@ struct bound_object {
 };
 
 PyObject *g_str_cache = nullptr;
+PyObject *g_str_configs = nullptr;
 PyObject *g_str_dtype = nullptr;
 PyObject *g_str_best_config = nullptr;
 PyObject *g_str_all_kwargs = nullptr;
@@ -226,10 +226,19 @@ bool append_dtypes(state_object *st, PyObject *key, PyObject *const *args, std::
 // The config `cache` holds for this launch (a new reference), nullptr without an exception when
 // the launch must take the slow path.
 PyObject *cached_config(state_object *st, PyObject *const *args, std::size_t nargs) {
-  if (st->single != nullptr) {
-    Py_INCREF(st->single);
-    return st->single;
+  // One config: Triton launches it without a key (read each time: contextual_autotune swaps
+  // `configs` while it runs candidates).
+  PyObject *configs = PyObject_GetAttr(st->owner, g_str_configs);
+  if (configs == nullptr) {
+    return nullptr;
   }
+  if (PyList_Check(configs) && PyList_GET_SIZE(configs) == 1) {
+    PyObject *only = PyList_GET_ITEM(configs, 0);
+    Py_INCREF(only);
+    Py_DECREF(configs);
+    return only;
+  }
+  Py_DECREF(configs);
   PyObject *list = PyList_New(0);
   if (list == nullptr) {
     return nullptr;
@@ -329,7 +338,6 @@ int state_traverse(PyObject *obj, visitproc visit, void *arg) {
   Py_VISIT(self->owner);
   Py_VISIT(self->fn_run);
   Py_VISIT(self->slow);
-  Py_VISIT(self->single);
   Py_VISIT(self->arg_names);
   Py_VISIT(self->dtype_texts);
   if (self->recipes != nullptr) {
@@ -345,7 +353,6 @@ int state_clear(PyObject *obj) {
   Py_CLEAR(self->owner);
   Py_CLEAR(self->fn_run);
   Py_CLEAR(self->slow);
-  Py_CLEAR(self->single);
   Py_CLEAR(self->arg_names);
   Py_CLEAR(self->dtype_texts);
   clear_recipes(self);
@@ -367,12 +374,10 @@ PyObject *state_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   PyObject *slow = nullptr;
   PyObject *positions = nullptr;
   PyObject *arg_names = nullptr;
-  PyObject *single = Py_None;
-  static const char *names[] = {"owner",     "fn_run", "slow", "positions",
-                                "arg_names", "single", nullptr};
-  if (PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO!O|O:TritonLaunch", const_cast<char **>(names),
-                                  &owner, &fn_run, &slow, &PyTuple_Type, &positions, &arg_names,
-                                  &single) == 0) {
+  static const char *names[] = {"owner", "fn_run", "slow", "positions", "arg_names", nullptr};
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO!O:TritonLaunch", const_cast<char **>(names),
+                                  &owner, &fn_run, &slow, &PyTuple_Type, &positions,
+                                  &arg_names) == 0) {
     return nullptr;
   }
   if (PyCallable_Check(fn_run) == 0 || PyCallable_Check(slow) == 0) {
@@ -411,11 +416,6 @@ PyObject *state_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   self->owner = owner;
   self->fn_run = fn_run;
   self->slow = slow;
-  self->single = nullptr;
-  if (single != Py_None) {
-    Py_INCREF(single);
-    self->single = single;
-  }
   self->arg_names = name_set;
   self->dtype_texts = texts;
   self->n_names = PySet_GET_SIZE(name_set);
@@ -483,6 +483,7 @@ PyObject *intern(const char *s) {
 
 void bind_triton_launch(nb::module_ &m) {
   g_str_cache = intern("cache");
+  g_str_configs = intern("configs");
   g_str_dtype = intern("dtype");
   g_str_best_config = intern("best_config");
   g_str_all_kwargs = intern("all_kwargs");

@@ -506,3 +506,29 @@ def test_start_configs_and_budget_search_a_product_space():
     assert space[0] in t.configs_timings  # the start config was measured
     found = min(t.configs_timings, key=lambda c: t.configs_timings[c][0])
     assert t.best_config is found
+
+
+def test_contextual_autotune_takes_over_these_autotuners():
+    import tunekit
+
+    k = Kernel()
+    t, bench = tuned(k, configs(128, 32))
+
+    class Cost:
+        name = "simulated"
+
+        def measure(self, run, request):
+            run()
+            return [1.0 if "32" in str(request.config) else 2.0] * request.runs
+
+    @tunekit.contextual_autotune(n_repeat=2, n_warmup=1, measurer=Cost())
+    def outer(n):
+        t[(1,)](Tensor(), Tensor(), n)
+        return k.launches[-1]
+
+    assert outer(64) == 32
+    assert bench.calls == 0  # the drop-in's own tuning never ran
+    assert t.cache[(64, "fp32", "fp32")].kwargs == {"BLOCK_SIZE": 32}
+    k.launches.clear()
+    t[(1,)](Tensor(), Tensor(), 64)  # the contextual winner, served by the launch in C
+    assert k.launches == [32] and t.best_config.kwargs == {"BLOCK_SIZE": 32}

@@ -438,8 +438,7 @@ class Autotuner(_TritonAutotuner):
     def _make_launch(self) -> Any:
         names = list(self.arg_names)
         positions = tuple(names.index(k) for k in self.keys if k in names)
-        single = self.configs[0] if len(self.configs) == 1 else None
-        return _core.TritonLaunch(self, self.fn.run, self.run, positions, names, single)
+        return _core.TritonLaunch(self, self.fn.run, self.run, positions, names)
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """A launch, as Triton's ``run``: the key's config from ``cache``, else resolved (see
