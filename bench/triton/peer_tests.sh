@@ -8,8 +8,9 @@
 # PEER_DIR holds test_autotuner.py and its conftest.py (the fixtures device, fresh_knobs,
 # fresh_triton_cache). Installs tunekit from this tree first (as bench/python/gpu.sh does).
 # OUT_DIR receives pip.log, triton.log, dropin.log (pytest -rA), triton.xml, dropin.xml (JUnit),
-# hot_path.log and hot_path.jsonl (bench/triton/hot_path.py) and table.txt, the per-test
-# comparison printed last (after the hot path's lines).
+# hot_path.log and hot_path.jsonl (bench/triton/hot_path.py), compile_pool.log and
+# compile_pool.jsonl (bench/triton/compile_pool.py) and table.txt, the per-test comparison
+# printed last (before the hot path's and the compile pool's lines).
 set -uo pipefail
 out=${1:?usage: bench/triton/peer_tests.sh OUT_DIR PEER_DIR}
 peer=${2:?usage: bench/triton/peer_tests.sh OUT_DIR PEER_DIR}
@@ -67,6 +68,11 @@ done
 (cd "$work" && "$py" "$root/bench/triton/hot_path.py" --out "$out/hot_path.jsonl") \
   >"$out/hot_path.log" 2>&1 || echo "hot_path.py failed (see hot_path.log)"
 
+# The compile pool: one key of the bf16 matmul tuned with candidates compiled at their launch,
+# then compiled ahead by the pool.
+(cd "$work" && "$py" "$root/bench/triton/compile_pool.py" --out "$out/compile_pool.jsonl") \
+  >"$out/compile_pool.log" 2>&1 || echo "compile_pool.py failed (see compile_pool.log)"
+
 "$py" - "$out" <<'PY' | tee "$out/table.txt"
 import sys
 import xml.etree.ElementTree as ET
@@ -110,3 +116,4 @@ for label, r in (("triton", a), ("tunekit.triton", b)):
     print(f"{label}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
 PY
 cat "$out/hot_path.log"
+tail -n 3 "$out/compile_pool.log"
