@@ -7,18 +7,22 @@
 
 - a key this process has not tuned is resolved by a ``tunekit._core.Tuner`` built for the kernel:
   a winner stored in tunekit's winner cache (``$TUNEKIT_CACHE_DIR``) is used without benchmarking,
-  ranks of the default ``torch.distributed`` group agree on one winner, ``TUNEKIT_AUTOTUNE``
-  (``off``, ``cached``, ``quick``, ``full``) says how much a launch may do;
-- candidates are still timed by Triton's ``do_bench`` (or the ``do_bench=`` given), and a
-  candidate that runs out of resources or fails to compile scores +inf with its reason;
+  ranks of ``autotune_pg`` (default: the default ``torch.distributed`` group) agree on one
+  winner, ``TUNEKIT_AUTOTUNE`` (``off``, ``cached``, ``quick``, ``full``) says how much a launch
+  may do, and a ``budget`` caps how many candidates a search measures;
+- candidates are compiled ahead in ``compile_workers`` forked processes (default: one per CPU)
+  while the GPU measures those already built, and are still timed by Triton's ``do_bench`` (or
+  the ``do_bench=`` given); a candidate that runs out of resources or fails to compile scores
+  +inf with its reason;
+- a resolved launch (``kernel[grid](*args)`` with a key in ``cache``) is made in C;
 - behaviours of Triton newer than 3.6 are on: pruning to one config skips benchmarking, a
   fractional ``top_k`` keeps at least one config and counts the configs left by
   ``early_config_prune``, the default ``reset_to_zero``/``restore_value`` hooks skip ``None``
   arguments, a key holding a ``tl.dtype`` is accepted;
 - ``cache_results`` is accepted and ignored: tunekit's winner cache is always used (turn it off
   with ``use_disk_cache=False``);
-- keyword-only options beyond Triton's signature: ``name``, ``version``, ``budget``,
-  ``strategy``, ``seed``, ``use_disk_cache``, ``hardware``, ``dependencies``.
+- keyword-only options beyond Triton's signature: those of ``tunekit.autotune`` that apply to a
+  kernel (``Autotuner`` lists them) and ``compile_workers``.
 
 Importing this module does not import Triton; ``autotune()`` and ``Autotuner`` do.
 """
