@@ -164,3 +164,18 @@ def test_autotuner_compiles_ahead_through_the_core(triton_cache, tmp_path, monke
     assert t0.compile_workers == 0
     with pytest.raises(ValueError, match="compile_workers must be >= 0"):
         tt.autotune(configs=cfgs, key=["n"], compile_workers=-1)(launch)
+
+
+def test_a_triton_whose_do_compile_differs_turns_the_pool_off(triton_cache):
+    launch = Launch(_scale)
+
+    def run(*args, grid, warmup, **kw):  # a newer Triton passing one more argument
+        return launch.fn._do_compile("key", SIGNATURE, 0, {}, None, {}, True, "extra")
+
+    launch.run = run
+    pool = CompilePool(types.SimpleNamespace(fn=launch, configs=[triton.Config({"BLOCK": 64})]),
+                       2)
+    pool.begin(("x", 10), {"grid": (1,), "warmup": False})
+    pool.prepare([0])
+    assert "takes 8 positional" in pool.disabled and pool.prepare_ms(0) is None
+    assert "_do_compile" not in vars(_scale)

@@ -99,12 +99,11 @@ class CompilePool:
                 continue
             try:
                 recorded = self._record(i)
-            except Exception as e:  # the launch's own binding failed: it will fail when measured
+            except Exception:  # the launch's own binding failed: it will fail when measured
                 self._ms[i] = float("nan")
-                if self.disabled is None and isinstance(e, (TypeError, AttributeError)) and \
-                        "_do_compile" in str(e):
-                    self.disabled = f"this Triton's _do_compile is not understood: {e}"
                 continue
+            if self.disabled is not None:
+                return
             if recorded is None:  # already compiled in this process
                 self._ms[i] = 0.0
                 continue
@@ -170,8 +169,14 @@ class CompilePool:
         current["warmup"] = True
         got: list[tuple[Any, ...]] = []
 
-        def record(key: Any, signature: Any, device: Any, constexprs: Any, options: Any,
-                   attrs: Any, warmup: Any) -> None:
+        def record(*a: Any, **k: Any) -> None:
+            # Triton 3.6's JITFunction.run: _do_compile(key, signature, device, constexprs,
+            # options, attrs, warmup).
+            if len(a) != 7 or k:
+                self.disabled = (f"this Triton's _do_compile takes {len(a)} positional and "
+                                 f"{sorted(k)} keyword arguments, not the 7 of Triton 3.6")
+                return None
+            _key, signature, device, constexprs, options, attrs, _warmup = a
             if self._target is None:
                 self._target = jit.device_caches[device][2]
             got.append((signature, constexprs, options, attrs))
