@@ -15,7 +15,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTUNEKIT_FUZZ=ON -DTUNEKIT_WERROR=OFF -DTUNEKIT_BUILD_TESTS=OFF -DTUNEKIT_BUILD_EXAMPLES=OFF \
   -DTUNEKIT_BUILD_BENCH=OFF -DTUNEKIT_INSTALL=OFF -DTUNEKIT_CUDA=OFF -DTUNEKIT_MPI=OFF \
   -DTUNEKIT_BUILD_CLI=OFF -DTUNEKIT_SERVE=OFF >/dev/null
-readers=(cache_entry artifact lookup_table replay)
+readers=(cache_entry artifact lookup_table replay kernel_tuner)
 # This configuration's whole build is the core and the fuzz targets: built as one goal, the four
 # fuzz targets compile in parallel (a --target list is built one target after another).
 cmake --build "$build" -j"$(nproc)"
@@ -23,7 +23,7 @@ for r in "${readers[@]}"; do
   [ -x "$build/tests/fuzz/tunekit_fuzz_$r" ] || { echo "tunekit_fuzz_$r was not built" >&2; exit 1; }
 done
 
-# Seeds: the JSON examples of the documentation, one per reader.
+# Seeds: the JSON examples of the documentation, one per reader, and tests/fuzz/corpus.
 work="$build/fuzz"
 mkdir -p "$work"
 python3 - "$work" <<'PY'
@@ -43,6 +43,12 @@ for reader, seed in seeds.items():
     d = work / ("corpus-" + reader)
     d.mkdir(exist_ok=True)
     (d / "seed.json").write_text(seed)
+# Readers with seeds of their own in the repository (tests/fuzz/corpus/<reader>).
+for src in pathlib.Path("tests/fuzz/corpus").iterdir():
+    d = work / ("corpus-" + src.name)
+    d.mkdir(exist_ok=True)
+    for f in src.iterdir():
+        (d / f.name).write_bytes(f.read_bytes())
 PY
 for r in "${readers[@]}"; do
   echo "fuzzing the $r reader for ${seconds} s"

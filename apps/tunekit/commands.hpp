@@ -34,6 +34,28 @@ struct cache_options {
 [[nodiscard]] int cache_show(const global_options &g, const cache_options &o);
 [[nodiscard]] int cache_clear(const global_options &g, const cache_options &o);
 
+/// `cache import kernel-tuner FILE` and `cache export kernel-tuner` (kernel_tuner_cmd.cpp):
+/// Kernel Tuner cache files to and from entries (docs/formats.md). A bad file to import exits 1.
+struct kernel_tuner_import_options {
+  std::filesystem::path file;
+  std::string function;
+  std::string version;
+  std::string key;       ///< a JSON array; empty: the file's problem_size
+  std::string cache_dir; ///< given after the subcommand; wins over the global one
+};
+[[nodiscard]] int cache_import_kernel_tuner(const global_options &g,
+                                            const kernel_tuner_import_options &o);
+
+struct kernel_tuner_export_options {
+  std::string function;
+  std::string version;
+  std::string key; ///< a JSON array: that entry to the file `out`; empty: all to the folder
+  std::filesystem::path out;
+  std::string cache_dir; ///< given after the subcommand; wins over the global one
+};
+[[nodiscard]] int cache_export_kernel_tuner(const global_options &g,
+                                            const kernel_tuner_export_options &o);
+
 struct artifact_check_options {
   std::filesystem::path dir;
   bool json = false;
@@ -62,6 +84,7 @@ struct table_export_options {
   std::string op;
   std::size_t top_k = 1;
   std::vector<std::string> template_hashes; ///< "TEMPLATE_ID=HASH"
+  std::string key_format = "tunekit";       ///< "tunekit" or "inductor"
   std::string out;                          ///< empty or "-": stdout
 };
 [[nodiscard]] int table_export(const global_options &g, const table_export_options &o);

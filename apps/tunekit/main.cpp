@@ -35,6 +35,34 @@ void add_cache(CLI::App &app, const global_options &g, cache_options &o, int &rc
   add("clear", "remove entries and their logs", cache_clear);
 }
 
+// `cache import kernel-tuner` and `cache export kernel-tuner` (kernel_tuner_cmd.cpp).
+void add_cache_kernel_tuner(CLI::App &cache, const global_options &g,
+                            kernel_tuner_import_options &in, kernel_tuner_export_options &out,
+                            int &rc) {
+  const char *cache_dir_help = "winner cache directory (as --cache-dir before the command)";
+  auto *imp =
+      cache.add_subcommand("import", "entries from other tuners' files")->require_subcommand(1);
+  auto *i = imp->add_subcommand("kernel-tuner", "one entry from a Kernel Tuner cache file");
+  i->add_option("FILE", in.file, "Kernel Tuner cache file (.json, or gzip-compressed)")->required();
+  i->add_option("--function", in.function, "the tuned function the entry belongs to")->required();
+  i->add_option("--version", in.version, "the function's version (default: empty)");
+  i->add_option("--key", in.key, "the entry's key as a JSON array (default: problem_size)");
+  i->add_option("--cache-dir", in.cache_dir, cache_dir_help);
+  i->callback([&g, &in, &rc] { rc = cache_import_kernel_tuner(g, in); });
+
+  auto *exp =
+      cache.add_subcommand("export", "entries as other tuners' files")->require_subcommand(1);
+  auto *e = exp->add_subcommand("kernel-tuner", "entries as Kernel Tuner cache files");
+  e->add_option("--function", out.function, "the tuned function whose entries to export")
+      ->required();
+  e->add_option("--version", out.version, "only entries of this function version");
+  e->add_option("--key", out.key, "only the entry of this key (a JSON array); --out is a file");
+  e->add_option("--out", out.out, "output file (with --key), else folder (one file per entry)")
+      ->required();
+  e->add_option("--cache-dir", out.cache_dir, cache_dir_help);
+  e->callback([&g, &out, &rc] { rc = cache_export_kernel_tuner(g, out); });
+}
+
 void add_artifact(CLI::App &app, const global_options &g, artifact_check_options &check,
                   artifact_emit_options &emit, int &rc) {
   auto *art = app.add_subcommand("artifact", "offline artifacts")->require_subcommand(1);
@@ -59,7 +87,8 @@ void add_artifact(CLI::App &app, const global_options &g, artifact_check_options
 void add_table(CLI::App &app, const global_options &g, table_check_options &check,
                table_export_options &out, int &rc) {
   auto *table = app.add_subcommand("table", "lookup tables")->require_subcommand(1);
-  auto *c = table->add_subcommand("check", "validate a lookup table file");
+  auto *c = table->add_subcommand(
+      "check", "validate a lookup table file (tunekit's or PyTorch Inductor's key format)");
   c->add_option("FILE", check.file, "lookup table")->required();
   json_flag(c, check.json);
   c->callback([&] { rc = table_check(check); });
@@ -73,7 +102,13 @@ void add_table(CLI::App &app, const global_options &g, table_check_options &chec
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   e->add_option("--template-hash", out.template_hashes,
-                "TEMPLATE_ID=HASH: record HASH with that template's choices (repeatable)");
+                "TEMPLATE_ID=HASH: record HASH with that template's choices (repeatable; "
+                "a template no exported choice has is an error)");
+  e->add_option("--key-format", out.key_format,
+                "how input keys and params are written: tunekit's text, or PyTorch Inductor's "
+                "(a key of one string value is the input key as it stands)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tunekit", "inductor"}));
   e->add_option("--out", out.out, "output file (default: stdout)");
   e->callback([&] { rc = table_export(g, out); });
 }
@@ -110,6 +145,9 @@ int main(int argc, char **argv) {
 
   cache_options cache;
   add_cache(app, global, cache, rc);
+  kernel_tuner_import_options kt_import;
+  kernel_tuner_export_options kt_export;
+  add_cache_kernel_tuner(*app.get_subcommand("cache"), global, kt_import, kt_export, rc);
 
   artifact_check_options artifact_check;
   artifact_emit_options artifact_emit;

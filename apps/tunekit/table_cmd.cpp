@@ -1,4 +1,5 @@
-// `tunekit table check | export`: validate a lookup table, write one from the winner cache.
+// `tunekit table check | export`: validate a lookup table, write one from the winner cache (in
+// tunekit's key format or PyTorch Inductor's).
 
 #include "commands.hpp"
 
@@ -8,6 +9,7 @@
 #include <tunekit/error.hpp>
 #include <tunekit/lookup_table.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -52,8 +54,26 @@ int table_export(const global_options &g, const table_export_options &o) {
     }
     hashes[h.substr(0, eq)] = h.substr(eq + 1);
   }
+  const auto format = parse_table_key_format(o.key_format);
+  if (!format) {
+    throw error("--key-format '" + o.key_format + "': expected tunekit or inductor");
+  }
   const auto t = lookup_table::from_entries(valid_entries(open_cache(g), o.function, o.version),
-                                            o.op, o.top_k, {}, hashes);
+                                            o.op, o.top_k, {}, hashes, *format);
+  // A hash given for a template that no exported choice has would be recorded nowhere.
+  const std::vector<std::string> templates = t.templates();
+  for (const auto &[id, hash] : hashes) {
+    if (std::find(templates.begin(), templates.end(), id) == templates.end()) {
+      std::string have;
+      for (const auto &tid : templates) {
+        have +=
+            (have.empty() ? "" : ", ") + (tid.empty() ? std::string("(none)") : "'" + tid + "'");
+      }
+      throw error("--template-hash '" + id + "=" + hash +
+                  "': no exported choice has the template '" + id +
+                  "' (their templates: " + (have.empty() ? "none, nothing exported" : have) + ")");
+    }
+  }
   const std::string text = t.to_json();
   if (o.out.empty() || o.out == "-") {
     std::cout << text;

@@ -18,16 +18,8 @@ out=${1:?usage: bench/triton/campaign.sh OUT_DIR [matmul_campaign.py options]}
 shift
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-py=${PYTHON:-python3}
-export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 
-if ! (cd "$root" && "$py" -m pip install --no-build-isolation --no-deps -v .) >"$out/pip.log" 2>&1
-then
-  echo "pip install failed:"
-  tail -n 40 "$out/pip.log"
-  exit 1
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/install.sh"
 echo "pip install: $(( $(date +%s) - start )) s"
 
 work=$(mktemp -d /tmp/tunekit-mm-campaign.XXXXXX)

@@ -17,19 +17,11 @@ peer=${2:?usage: bench/triton/peer_tests.sh OUT_DIR PEER_DIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 peer=$(cd "$peer" && pwd)
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-py=${PYTHON:-python3}
-export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 for f in test_autotuner.py conftest.py; do
   [ -f "$peer/$f" ] || { echo "peer_tests.sh: $peer/$f is missing"; exit 2; }
 done
 
-if ! (cd "$root" && "$py" -m pip install --no-build-isolation --no-deps -v .) >"$out/pip.log" 2>&1
-then
-  echo "pip install failed:"
-  tail -n 40 "$out/pip.log"
-  exit 1
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/install.sh"
 
 work=$(mktemp -d /tmp/tunekit-triton-peer.XXXXXX)
 cp "$peer/test_autotuner.py" "$peer/conftest.py" "$work/"

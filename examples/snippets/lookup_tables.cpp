@@ -34,3 +34,16 @@ auto make_gemm() {
   return tunekit::autotune("gemm", space, key_fn, prune_fn, launch_gemm, o);
 }
 // page end
+
+// page: docs/lookup_tables.md block 2
+tunekit::tuner_options inductor_keys() {
+  tunekit::tuner_options o;
+  o.table.op_name = "mm";
+  o.table.key_format = tunekit::table_key_format::inductor;
+  // key_fn returns tunekit::key{std::string(
+  //   "((torch.float16, [512, 512], [512, 1]), (torch.float16, [512, 512], [512, 1]))")}
+  o.table.lookup_table = std::make_shared<const tunekit::lookup_table>(
+      tunekit::lookup_table::load("inductor_table.json"));
+  return o;
+}
+// page end

@@ -2,6 +2,7 @@
 /// \file tunekit.hpp
 /// Everything of tunekit's core in one include.
 
+#include <tunekit/campaign.hpp>
 #include <tunekit/communicator.hpp>
 #include <tunekit/config.hpp>
 #include <tunekit/config_space.hpp>
@@ -14,6 +15,7 @@
 #include <tunekit/log.hpp>
 #include <tunekit/measure.hpp>
 #include <tunekit/process_context.hpp>
+#include <tunekit/shapes.hpp>
 #include <tunekit/tuner.hpp>
 #include <tunekit/tuner_options.hpp>
 #include <tunekit/value.hpp>

@@ -57,7 +57,8 @@ public:
   [[nodiscard]] const environment &env() const noexcept;
   [[nodiscard]] function_identity identity() const;
   [[nodiscard]] const hardware_info &hardware() const noexcept;
-  /// Where the winner cache entry of `k` lives (whether or not it exists).
+  /// Where the winner cache entry of the stored key `k` lives (whether or not it exists); with key
+  /// buckets, the entry of the bucket `k` falls in.
   [[nodiscard]] std::filesystem::path cache_path(const key &k) const;
 
   /// The in-process winner of `k`, or nullptr (the pointer stays valid until `forget`).
@@ -89,6 +90,11 @@ public:
   [[nodiscard]] std::optional<cache_entry> last_search() const;
   /// Drops the in-process winners (not thread-safe against concurrent calls).
   void forget();
+  /// Takes `c` (a config of the space, with the call's pinned values) as the in-process winner of
+  /// the stored key `k` without measuring, as a shipped per-shape table says (docs/shapes.md):
+  /// later calls of `k` are memory hits, and nearest-key serving compares `k`. Throws
+  /// `tunekit::error` when `c` is not a config of the space.
+  void seed(const key &k, const config &c);
 
   /// Deferred mode: a collective rendezvous (a barrier on `comm`, else the tuner's communicator,
   /// else `default_communicator()`) after which the next call of each key tunes. Call it on every

@@ -11,6 +11,7 @@
 #include <tunekit/lookup_table.hpp>
 #include <tunekit/measure.hpp>
 #include <tunekit/process_context.hpp>
+#include <tunekit/shapes.hpp>
 #include <tunekit/strategy/run_search.hpp>
 
 #include <cstddef>
@@ -30,6 +31,7 @@ enum class source {
   cache,          ///< winner cache on disk
   artifact,       ///< reviewed deployment artifact
   table,          ///< lookup table entry
+  nearest,        ///< the winner of the nearest known key (`miss_policy::nearest`)
   default_config, ///< the tuner's default function
   search,         ///< measured now
   table_search,   ///< measured now, among the several choices the lookup table names
@@ -140,6 +142,10 @@ struct table_options {
   /// template_id -> current source hash of that template; a table entry recorded with another
   /// hash is dropped with a warning.
   std::map<std::string, std::string> template_hashes{};
+  /// How the input key and params of the keys this tuner looks up are written: tunekit's
+  /// canonical text, or PyTorch Inductor's (a key of one string value is the input key as it
+  /// stands; see `table_key_format`).
+  table_key_format key_format = table_key_format::tunekit;
 };
 
 /// The offline artifacts of a tuner (see docs/artifacts.md).
@@ -191,6 +197,8 @@ struct tuner_options {
   artifact_options artifact{};
   /// Lookup table and the parts of its keys.
   table_options table{};
+  /// Key buckets and what a call does when nothing is stored for its key (docs/shapes.md).
+  shape_options shapes{};
 };
 
 } // namespace tunekit

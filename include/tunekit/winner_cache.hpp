@@ -102,6 +102,9 @@ struct cache_entry {
   std::string measurer;
   int world_size = 1;
   std::string timestamp; ///< UTC, ISO 8601
+  /// The tuner's key buckets when the entry was recorded (`describe_buckets`); empty: none. The
+  /// key is the bucketed one. An entry recorded with other buckets is not used.
+  std::string key_buckets{};
   /// Set when a strategy searched part of the space; `candidates` then holds the measured ones.
   std::optional<search_record> search{};
   /// The space the candidates came from (absent in entries of older versions, which listed the

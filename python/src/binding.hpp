@@ -139,6 +139,7 @@ void bind_adapters(nb::module_ &m);      ///< Run, MeasureRequest
 void bind_tuner(nb::module_ &m);         ///< Tuner
 void bind_contextual(nb::module_ &m);    ///< Plan, ContextualTuner
 void bind_cache(nb::module_ &m);         ///< cache_dir, read_entry, entry_path, list/remove_entries
+void bind_table(nb::module_ &m);         ///< export_table
 void bind_hot(nb::module_ &m);           ///< HotFunction
 void bind_triton_launch(nb::module_ &m); ///< TritonLaunch
 void bind_serve(nb::module_ &m);         ///< ServeWorker (where tunekit::serve is built)

@@ -114,6 +114,7 @@ nb::dict entry_to_py(const cache_entry &e) {
   d["measurer"] = e.measurer;
   d["world_size"] = e.world_size;
   d["timestamp"] = e.timestamp;
+  d["key_buckets"] = e.key_buckets;
   d["search"] = e.search ? nb::object(search_to_py(*e.search)) : nb::none();
   d["space"] = e.space ? nb::object(space_to_py(*e.space)) : nb::none();
   return d;

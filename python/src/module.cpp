@@ -55,6 +55,7 @@ NB_MODULE(_core, m) {
   bind_tuner(m);
   bind_contextual(m);
   bind_cache(m);
+  bind_table(m);
   bind_hot(m);
   bind_triton_launch(m);
 #ifdef TUNEKIT_PYTHON_SERVE

@@ -7,6 +7,7 @@
 
 #include <tunekit/config_space.hpp>
 #include <tunekit/error.hpp>
+#include <tunekit/shapes.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -187,6 +188,30 @@ private:
   std::function<std::optional<std::size_t>(const config &)> m_index;
 };
 
+// The key buckets as tunekit's Python side passes them: a list of (position, rule, argument)
+// with rule "pow2" (argument None), "edges" (a list of ints) or "multiple" (an int).
+std::vector<key_bucket> to_buckets(const nb::object &list) {
+  std::vector<key_bucket> out;
+  if (list.is_none()) {
+    return out;
+  }
+  for (nb::handle item : list) {
+    const auto t = nb::cast<std::tuple<std::size_t, std::string, nb::object>>(item);
+    const auto &[position, rule, arg] = t;
+    if (rule == "pow2") {
+      out.push_back(key_bucket::pow2(position));
+    } else if (rule == "edges") {
+      out.push_back(key_bucket::at_edges(position, nb::cast<std::vector<std::int64_t>>(arg)));
+    } else if (rule == "multiple") {
+      out.push_back(key_bucket::round_up(position, nb::cast<std::int64_t>(arg)));
+    } else {
+      throw nb::value_error(
+          ("autotune: key bucket rule '" + rule + "' is not one of pow2, edges, multiple").c_str());
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 py_tuner::py_tuner(std::string name, const nb::list &configs, std::string version,
@@ -240,6 +265,22 @@ py_tuner::py_tuner(std::string name, const nb::list &configs, std::string versio
     o.table.params = to_config(*params, "table_params");
   }
   o.table.template_hashes = r.get("template_hashes", std::map<std::string, std::string>{});
+  const auto key_format = r.get<std::string>("table_key_format", "tunekit");
+  if (const auto f = parse_table_key_format(key_format)) {
+    o.table.key_format = *f;
+  } else {
+    throw nb::value_error(
+        ("autotune: table_key_format must be 'tunekit' or 'inductor', not '" + key_format + "'")
+            .c_str());
+  }
+
+  o.shapes.buckets = to_buckets(r.object("key_buckets"));
+  if (const auto miss = r.get<std::string>("on_miss", "tune"); miss == "nearest") {
+    o.shapes.on_miss = miss_policy::nearest;
+  } else if (miss != "tune") {
+    throw nb::value_error(
+        ("autotune: on_miss must be 'tune' or 'nearest', not '" + miss + "'").c_str());
+  }
 
   o.mode = r.get("deferred", false) ? tuning_mode::deferred : tuning_mode::eager;
   o.parallel_split = r.get("parallel_split", false);
@@ -418,6 +459,16 @@ void bind_tuner(nb::module_ &m) {
              return e ? std::optional(to_json(*e)) : std::nullopt;
            })
       .def("forget", [](py_tuner &t) { t.get().forget(); })
+      .def(
+          "seed",
+          [](py_tuner &t, nb::handle k, std::size_t index) {
+            if (index >= t.get().space().size()) {
+              throw nb::index_error();
+            }
+            t.get().seed(t.stored(k, std::nullopt), t.get().space()[index]);
+          },
+          "key"_a, "index"_a,
+          "Takes config `index` as the in-process winner of `key` without measuring.")
       .def_prop_ro("name", [](py_tuner &t) { return t.get().name(); })
       .def_prop_ro("version", [](py_tuner &t) { return t.get().options().version; })
       .def_prop_ro("size", [](py_tuner &t) { return t.get().space().size(); })

@@ -15,13 +15,16 @@ import os
 from typing import Any
 
 from . import _core
-from ._autotune import (EFFORTS, AutoTuner, AutotuneOptions, Budget, TunekitWarning, arm,
-                        autotune, code_version)
+from ._autotune import (EFFORTS, TABLE_KEY_FORMATS, AutoTuner, AutotuneOptions, Budget,
+                        TunekitWarning, arm, autotune, code_version, edges, multiple, pow2)
+from ._campaign import (Call, CampaignResult, campaign, load_per_shape_json,
+                        write_per_shape_json)
 from ._comm import Communicator, MPICommunicator, TorchCommunicator, communicator_for
 from ._contextual import ContextualAutoTuner, contextual_autotune
 from ._describe import describe
 from ._measure import CudaEventMeasurer, Measurer
 from ._serve import ServeWorker
+from ._table import export_table, inductor_input_key
 
 IsolatedMeasurer = _core.IsolatedMeasurer
 from ._triton import register_autotuner_class
@@ -32,13 +35,16 @@ CommunicatorTimeout = _core.CommunicatorTimeout
 NoValidConfigError = _core.NoValidConfigError
 
 __all__ = [
-    "autotune", "AutoTuner", "AutotuneOptions", "Budget", "arm", "EFFORTS", "contextual_autotune",
+    "autotune", "AutoTuner", "AutotuneOptions", "Budget", "arm", "EFFORTS", "pow2", "edges",
+    "multiple", "campaign", "Call", "CampaignResult", "write_per_shape_json",
+    "load_per_shape_json", "contextual_autotune",
     "ContextualAutoTuner", "Communicator",
     "TorchCommunicator", "MPICommunicator", "communicator_for", "Measurer", "CudaEventMeasurer",
     "IsolatedMeasurer", "ServeWorker",
     "TunekitWarning", "Error", "CommunicatorTimeout", "NoValidConfigError", "describe",
     "code_version", "register_autotuner_class", "cache_dir", "read_entry", "list_entries",
-    "host_hardware", "launcher", "cli_path", "__version__",
+    "host_hardware", "launcher", "cli_path", "export_table", "inductor_input_key",
+    "TABLE_KEY_FORMATS", "__version__",
 ]
 
 

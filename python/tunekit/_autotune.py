@@ -34,6 +34,10 @@ _NO_KEY = object()
 #: The levels of ``TUNEKIT_AUTOTUNE`` and of the per-call ``autotune_effort``.
 EFFORTS = ("off", "cached", "quick", "full")
 
+#: How lookup table keys are written (``table_key_format``, ``export_table(key_format=...)``):
+#: tunekit's canonical text, or PyTorch Inductor's (docs/lookup_tables.md).
+TABLE_KEY_FORMATS = ("tunekit", "inductor")
+
 # Keys of a config dict that describe its template instead of being keyword arguments.
 _TEMPLATE_ID = "template_id"
 _TEMPLATE_HASH = "template_hash"
@@ -124,17 +128,69 @@ def code_version(fn: Callable[..., Any], described: Sequence[dict[str, Any]]) ->
     return f"py-{src}-{space}"
 
 
+def pow2() -> tuple[str]:
+    """A key bucket: the next power of two at or above the value (100 -> 128); values of 1 or
+    less stay as they are. For ``key_buckets={"M": tunekit.pow2()}``."""
+    return ("pow2",)
+
+
+def edges(*values: int) -> tuple[str, tuple[int, ...]]:
+    """A key bucket: the first of ``values`` (strictly ascending) at or above the value; above
+    the last, the last. ``tunekit.edges(1, 16, 64, 256)``."""
+    return ("edges", tuple(int(v) for v in values))
+
+
+def multiple(m: int) -> tuple[str, int]:
+    """A key bucket: the next multiple of ``m`` at or above the value."""
+    return ("multiple", int(m))
+
+
+def bucket_options(key_buckets: Mapping[Union[int, str], Any] | None,
+                   names: Sequence[str], where: str) -> list[tuple[int, str, Any]]:
+    """``key_buckets`` as the core takes them: (position, rule, argument) per bucketed value. A
+    key value is named by its position in the key or by its name in ``names`` (``key_names``;
+    for a Triton kernel, its ``key=[...]``); a rule is ``pow2()``, ``edges(...)``,
+    ``multiple(m)`` or the string ``"pow2"``."""
+    out: list[tuple[int, str, Any]] = []
+    for at, rule in (key_buckets or {}).items():
+        if isinstance(at, str):
+            if at not in names:
+                raise ValueError(f"{where}: key_buckets names the key value {at!r}, which is not "
+                                 f"one of the key's names {list(names)}")
+            position = list(names).index(at)
+        elif isinstance(at, int) and not isinstance(at, bool) and at >= 0:
+            position = at
+        else:
+            raise TypeError(f"{where}: a key_buckets key is a position (an int >= 0) or a key "
+                            f"name, not {at!r}")
+        if rule == "pow2":
+            rule = pow2()
+        if not isinstance(rule, tuple) or not rule or rule[0] not in ("pow2", "edges",
+                                                                      "multiple"):
+            raise ValueError(f"{where}: key_buckets[{at!r}] is {rule!r}, not tunekit.pow2(), "
+                             "tunekit.edges(...) or tunekit.multiple(m)")
+        arg = None if rule[0] == "pow2" else (list(rule[1]) if rule[0] == "edges" else rule[1])
+        out.append((position, rule[0], arg))
+    return out
+
+
 def search_and_table_options(*, budget: Union[int, Budget, None], strategy: str, seed: int,
                              batch_size: int, lookahead: int,
                              start_configs: list[dict[str, Any]], transfer_from_cache: bool,
                              use_disk_cache: bool, artifact_name: str, key_names: Sequence[str],
                              lookup_table: Any, op_name: str, table_params: Any,
                              template_hashes: Any, deferred: bool, parallel_split: bool,
+                             key_buckets: Mapping[Union[int, str], Any] | None = None,
+                             key_names_for_buckets: Sequence[str] = (), on_miss: str = "tune",
+                             table_key_format: str = "tunekit",
                              where: str = "autotune") -> dict[str, Any]:
     """The core's options of the search, the disk cache, artifacts, lookup tables and the mode,
     as ``tunekit.autotune`` and ``tunekit.triton.autotune`` both pass them (``start_configs``
     already described)."""
     b = _budget(budget)
+    if table_key_format not in TABLE_KEY_FORMATS:
+        raise ValueError(f"{where}: table_key_format must be one of {TABLE_KEY_FORMATS}, not "
+                         f"{table_key_format!r}")
     out: dict[str, Any] = {
         "use_disk_cache": use_disk_cache, "strategy": strategy,
         "max_evaluations": b.evaluations, "max_time_s": float(b.time_s),
@@ -143,8 +199,10 @@ def search_and_table_options(*, budget: Union[int, Budget, None], strategy: str,
         "artifact_name": artifact_name, "key_names": list(key_names), "op_name": op_name,
         "table_params": ({k: describe(v, f"table_params[{k!r}]")
                           for k, v in table_params.items()} if table_params else None),
-        "template_hashes": dict(template_hashes or {}), "deferred": deferred,
-        "parallel_split": parallel_split,
+        "template_hashes": dict(template_hashes or {}), "table_key_format": table_key_format,
+        "deferred": deferred, "parallel_split": parallel_split,
+        "key_buckets": bucket_options(key_buckets, key_names_for_buckets or key_names, where),
+        "on_miss": on_miss,
     }
     if isinstance(lookup_table, (str, os.PathLike)):
         out["lookup_table_path"] = os.fspath(lookup_table)
@@ -182,10 +240,13 @@ class AutotuneOptions(TypedDict, total=False):
     op_name: str                               # table_options::op_name
     table_params: Union[Mapping[str, Any], None]  # table_options::params
     template_hashes: Union[Mapping[str, str], None]  # table_options::template_hashes
+    table_key_format: str                      # table_options::key_format
     hardware: Union[Mapping[str, Any], None]   # tuner_options::hardware
     dependencies: Union[Mapping[str, str], None]  # tuner_options::dependencies
     deferred: bool                             # tuning_mode::deferred
     parallel_split: bool                       # tuner_options::parallel_split
+    key_buckets: Union[Mapping[Union[int, str], Any], None]  # shape_options::buckets
+    on_miss: str                               # shape_options::on_miss
     restore_value: Sequence[str]               # with_reset
     reset_to_zero: Sequence[str]               # with_reset
     pre_hook: Union[Callable[..., Any], None]  # with_reset
@@ -212,9 +273,12 @@ class AutoTuner:
                  lookup_table: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = None,
                  op_name: str = "", table_params: Mapping[str, Any] | None = None,
                  template_hashes: Mapping[str, str] | None = None,
+                 table_key_format: str = "tunekit",
                  hardware: Mapping[str, Any] | None = None,
                  dependencies: Mapping[str, str] | None = None, deferred: bool = False,
-                 parallel_split: bool = False, restore_value: Sequence[str] = (),
+                 parallel_split: bool = False,
+                 key_buckets: Mapping[Union[int, str], Any] | None = None,
+                 on_miss: str = "tune", restore_value: Sequence[str] = (),
                  reset_to_zero: Sequence[str] = (), pre_hook: Callable[..., Any] | None = None,
                  post_hook: Callable[..., Any] | None = None) -> None:
         if not callable(fn):
@@ -292,7 +356,8 @@ class AutoTuner:
                 transfer_from_cache=transfer_from_cache, use_disk_cache=use_disk_cache,
                 artifact_name=artifact_name, key_names=key_names, lookup_table=lookup_table,
                 op_name=op_name, table_params=table_params, template_hashes=hashes,
-                deferred=deferred, parallel_split=parallel_split),
+                table_key_format=table_key_format, deferred=deferred, parallel_split=parallel_split, key_buckets=key_buckets,
+                on_miss=on_miss),
         }
         self._hardware = dict(hardware) if hardware is not None else None
         self._dependencies = dict(dependencies or {})
@@ -519,6 +584,30 @@ class AutoTuner:
         """Keys called in deferred mode before ``arm``, in first-call order."""
         return self.tuner.recorded_keys()
 
+    def export_table(self, *, top_k: int = 1, root: str | os.PathLike[str] | None = None,
+                     key_format: str | None = None) -> dict[str, Any]:
+        """A lookup table of this function's winner cache entries (under ``root``, default
+        ``tunekit.cache_dir()``) of its current version: per key its ``top_k`` fastest valid
+        configs, keyed as this tuner looks them up (its ``op_name``, ``table_params``, hardware
+        name and ``table_key_format``, unless ``key_format`` says another), each with the
+        ``template_hash`` its template has here. Reading it back (``lookup_table=``) serves the
+        exported configs without measuring."""
+        from . import export_table
+
+        hashes = self._options["template_hashes"]
+        table = export_table(function=self.name, version=self.version, root=root,
+                             op=self._options["op_name"] or self.name, top_k=top_k,
+                             table_params=self._options["table_params"],
+                             key_format=key_format or self._options["table_key_format"])
+        # Set here rather than passed on: export_table refuses a hash of a template that no
+        # exported config has, and this tuner's templates need not all be in its cache.
+        for configs in table.values():
+            for c in configs:
+                h = hashes.get(c.get("template_id"))
+                if h is not None:
+                    c["template_hash"] = h
+        return table
+
     def forget(self) -> None:
         """Drops the winners held in this process (the disk cache stays)."""
         self._memo.clear()
@@ -560,7 +649,11 @@ def autotune(config_space: Sequence[dict[str, Any]], key_fn: Callable[..., Any],
     - stored answers: ``artifact_name``, ``key_names``, ``default`` (a config or a callable of
       the call's arguments returning one), ``lookup_table`` (a path or a dict), ``op_name``,
       ``table_params``, ``template_hashes`` (configs may carry ``template_id`` and
-      ``template_hash``);
+      ``template_hash``), ``table_key_format`` ("tunekit", or "inductor": PyTorch Inductor's
+      keys, with a ``key_fn`` returning ``tunekit.inductor_input_key(...)``);
+    - shapes: ``key_buckets`` (key value position or name -> ``tunekit.pow2()``,
+      ``tunekit.edges(...)``, ``tunekit.multiple(m)``), ``on_miss`` ("tune", or "nearest":
+      the winner of the nearest known key);
     - ranks: ``deferred`` (armed by ``tunekit.arm()``), ``parallel_split``;
     - arguments the function writes: ``restore_value``, ``reset_to_zero``, ``pre_hook``,
       ``post_hook``."""

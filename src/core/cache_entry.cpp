@@ -125,6 +125,7 @@ cache_entry make_entry(const entry_context &ctx, search_result found) {
   e.measurer = ctx.measurer;
   e.world_size = ctx.world_size;
   e.timestamp = utc_timestamp();
+  e.key_buckets = ctx.key_buckets;
   e.search = std::move(found.strategy);
   return e;
 }
@@ -168,6 +169,9 @@ std::string to_json(const cache_entry &e) {
   j["measurer"] = e.measurer;
   j["world_size"] = e.world_size;
   j["timestamp"] = e.timestamp;
+  if (!e.key_buckets.empty()) {
+    j["key_buckets"] = e.key_buckets;
+  }
   if (e.search) {
     const search_record &r = *e.search;
     j["search"] = json{{"strategy", r.strategy},
@@ -278,6 +282,9 @@ cache_entry cache_entry_from_json(std::string_view text) {
   e.measurer = detail::string_member(j, "measurer", "");
   e.world_size = static_cast<int>(detail::int_member(j, "world_size", ""));
   e.timestamp = detail::string_member(j, "timestamp", "");
+  if (j.contains("key_buckets")) {
+    e.key_buckets = detail::string_member(j, "key_buckets", "");
+  }
   if (j.contains("search")) {
     const json &sj = detail::member(j, "search", json::value_t::object, "");
     auto count = [&](std::string_view name) { return count_member(sj, name, "search"); };

@@ -32,6 +32,8 @@ struct entry_context {
   std::size_t candidates = 0;
   std::size_t pruned = 0;
   const std::string &space_digest;
+  /// `describe_buckets` of the tuner's key buckets; empty: none.
+  std::string key_buckets{};
 };
 
 /// The entry recording `found`: its measured candidates (pruned ones are counted, not listed),

@@ -18,6 +18,8 @@ std::string_view to_string(source s) noexcept {
     return "artifact";
   case source::table:
     return "table";
+  case source::nearest:
+    return "nearest";
   case source::default_config:
     return "default";
   case source::search:
@@ -75,6 +77,18 @@ std::optional<cache_entry> load_entry(const resolve_sources &s, const key &store
     s.log.warn("skipping winner cache entry " + r.path.string() + ": " + r.detail + "; retuning");
   }
   if (!r.found()) {
+    return std::nullopt;
+  }
+  if (r.value->key_buckets != s.buckets) {
+    std::string text = "skipping winner cache entry ";
+    text += r.path.string();
+    text += ": it was recorded with ";
+    text += r.value->key_buckets.empty() ? "no key buckets" : "the key buckets ";
+    text += r.value->key_buckets;
+    text += ", not ";
+    text += s.buckets.empty() ? "none" : s.buckets;
+    text += "; retuning";
+    s.log.warn(text);
     return std::nullopt;
   }
   if (r.value->space && r.value->space->digest != s.space_digest) {
@@ -188,10 +202,11 @@ table_lookup lookup(const resolve_sources &s, call_candidates &c) {
     return out;
   }
   config params = with_pins(s.opts.table.params, c.pinned());
-  const std::string p = table_params(params);
+  const table_key_format fmt = s.opts.table.key_format;
+  const std::string p = table_params(params, fmt);
   const std::string op = s.opts.table.op_name.empty() ? s.name : s.opts.table.op_name;
-  for (const std::string &tk : {tunekit::table_key(s.hw.name, c.input_key(), p, op),
-                                tunekit::table_key("", c.input_key(), p, op)}) {
+  for (const std::string &tk : {tunekit::table_key(s.hw.name, c.input_key(), p, op, fmt),
+                                tunekit::table_key("", c.input_key(), p, op, fmt)}) {
     const auto *entries = s.table->find(tk);
     if (entries == nullptr) {
       continue;
@@ -260,6 +275,15 @@ std::optional<proposal> stored_proposal(const resolve_sources &s, const resolve_
   }
   if (!t.choices.empty() || cands.failure()) {
     return std::nullopt; // several choices: a search among them
+  }
+  if (s.known != nullptr) {
+    if (auto near = s.known->nearest(cands)) {
+      if (c.verbose) {
+        s.log.info(cands.context() + ": nothing stored; the nearest key with a winner is " +
+                   near->second.to_string());
+      }
+      return proposal{near->first, source::nearest, std::move(near->second)};
+    }
   }
   return from_default(c);
 }

@@ -4,6 +4,7 @@
 // tuner then agrees on the proposal across ranks and searches when there is none.
 
 #include "candidates.hpp"
+#include "nearest.hpp"
 #include "rank_log.hpp"
 
 #include <tunekit/config_space.hpp>
@@ -32,13 +33,18 @@ struct resolve_sources {
   const std::vector<std::string> &templates; ///< template ids of the space, in order
   const config_space &space;
   const std::string &space_digest; ///< what the entries' `space.digest` must be
+  const std::string &buckets;      ///< what the entries' `key_buckets` must be
   const rank_log &log;
+  /// The keys the tuner knows, for nearest-key serving (`miss_policy::nearest`); null: off.
+  const known_keys *known = nullptr;
 };
 
-/// One source's answer: a candidate index and who gave it.
+/// One source's answer: a candidate index and who gave it (for `source::nearest`, the key its
+/// winner was stored for).
 struct proposal {
   std::size_t index;
   source from;
+  std::optional<key> nearest_to{};
 };
 
 /// One call being resolved.
@@ -48,11 +54,11 @@ struct resolve_call {
   bool verbose;
 };
 
-/// Steps 2-5 of the chain, in order: winner cache, artifact, lookup table, default; the first that
-/// answers proposes. A lookup table that names several kept candidates ends the chain without a
-/// proposal (a search among them follows; see `table_narrowing`). Under `TUNEKIT_ALWAYS_TUNE=1`
-/// none of them answers: forced tuning searches the whole kept space. Each step asks prune_fn
-/// about its own candidate only.
+/// Steps 2-5 of the chain, in order: winner cache, artifact, lookup table, the nearest known key
+/// (when the miss policy is `nearest`), default; the first that answers proposes. A lookup table
+/// that names several kept candidates ends the chain without a proposal (a search among them
+/// follows; see `table_narrowing`). Under `TUNEKIT_ALWAYS_TUNE=1` none of them answers: forced
+/// tuning searches the whole kept space. Each step asks prune_fn about its own candidate only.
 [[nodiscard]] std::optional<proposal> stored_proposal(const resolve_sources &s,
                                                       const resolve_call &c);
 

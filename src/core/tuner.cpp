@@ -1,6 +1,7 @@
 #include "agreement.hpp"
 #include "cache_entry.hpp"
 #include "candidates.hpp"
+#include "nearest.hpp"
 #include "rank_log.hpp"
 #include "resolve.hpp"
 #include "search.hpp"
@@ -35,6 +36,8 @@ struct tuner::impl {
   std::shared_ptr<const lookup_table> table; // opts.table.lookup_table, else the file env names
   std::vector<std::string> templates;        // the template ids of the space
   std::string space_digest;                  // see docs/cache.md, "space"
+  std::string buckets;                       // describe_buckets(opts.shapes.buckets)
+  detail::known_keys known;                  // for nearest-key serving
 
   effort env_effort = effort::full; // TUNEKIT_AUTOTUNE, read when the tuner is built
   bool hot_misses = false;          // no hot-path hits: TUNEKIT_VERBOSE=1 or TUNEKIT_AUTOTUNE=off
@@ -77,6 +80,7 @@ struct tuner::impl {
       }
     }
     space_digest = detail::space_digest(space);
+    buckets = describe_buckets(opts.shapes.buckets);
     if (const auto e = parse_effort(env.autotune)) {
       env_effort = *e;
     } else if (!env.autotune.empty()) {
@@ -106,10 +110,34 @@ struct tuner::impl {
   }
 
   // Forced tuning searches the whole kept space: no lookup table answers or narrows it.
-  [[nodiscard]] detail::resolve_sources sources() const {
-    return {
-        name,      opts,  env,          cache, hw, deps, env.always_tune ? nullptr : table.get(),
-        templates, space, space_digest, log};
+  [[nodiscard]] detail::resolve_sources sources() {
+    const bool nearest = opts.shapes.on_miss == miss_policy::nearest && !env.always_tune;
+    if (nearest && opts.use_disk_cache) {
+      known.scan_once(cache, {name, opts.version}, hw, space_digest, buckets);
+    }
+    return {name,
+            opts,
+            env,
+            cache,
+            hw,
+            deps,
+            env.always_tune ? nullptr : table.get(),
+            templates,
+            space,
+            space_digest,
+            buckets,
+            log,
+            nearest ? &known : nullptr};
+  }
+
+  // Remembers the winner of stored key `k` (and, when a stored source or a search gave it, keeps
+  // `k` among the keys nearest-key serving compares).
+  const config &keep(const key &k, const config &c, source from) {
+    const config &stored = memory.insert(k, c).cfg;
+    if (from != source::nearest && from != source::default_config) {
+      known.add(k, stored);
+    }
+    return stored;
   }
 
   // The call's communicator, else the tuner's, else the registered default, else this process.
@@ -205,7 +233,7 @@ struct tuner::impl {
     const double seconds = found.seconds;
     cache_entry e = detail::make_entry({fn, cands.stored_key(), hw, deps, budget.policy,
                                         meas->name(), comm.size(), cands.size(),
-                                        cands.size() - cands.kept_count(), space_digest},
+                                        cands.size() - cands.kept_count(), space_digest, buckets},
                                        std::move(found));
     const std::string text = tuning_log(e, seconds);
     log.file("search\n" + text);
@@ -227,7 +255,7 @@ struct tuner::impl {
         log.warn(what + ": could not store the winner: " + err.what());
       }
     }
-    const config &stored = memory.insert(e.key, e.winner).cfg;
+    const config &stored = keep(e.key, e.winner, source::search);
     last_search = std::move(e);
     ++searches;
     return stored;
@@ -245,6 +273,7 @@ tuner::tuner(std::string name, config_space space, tuner_options options) {
     throw error("tuner '" + name + "': invalid artifact name '" + options.artifact.name +
                 "': use 1-64 letters, digits, '.', '_' or '-'");
   }
+  check_buckets(name, options.shapes.buckets);
   if (options.policy.runs < 1 || options.policy.warmup < 0) {
     throw error("tuner '" + name +
                 "': the measurement policy needs at least one timed run and "
@@ -275,6 +304,17 @@ const environment &tuner::env() const noexcept { return m->env; }
 function_identity tuner::identity() const { return {m->name, m->opts.version}; }
 const hardware_info &tuner::hardware() const noexcept { return m->hw; }
 std::filesystem::path tuner::cache_path(const key &k) const {
+  if (!m->opts.shapes.buckets.empty()) {
+    // The entry is the bucket's: a stored key is its input values, then the pinned pairs.
+    const stored_key_parts parts = split_stored_key(k);
+    key in_buckets;
+    try {
+      in_buckets = bucket_key(parts.input, m->opts.shapes.buckets);
+    } catch (const error &e) {
+      throw error("tuner '" + m->name + "': " + e.what());
+    }
+    return m->cache.entry_path(identity(), m->hw, stored_key(in_buckets, parts.pinned));
+  }
   return m->cache.entry_path(identity(), m->hw, k);
 }
 
@@ -313,12 +353,33 @@ const config &tuner::resolve(const key &k, const call_options &o,
   impl &state = *m;
   const std::lock_guard lock(state.resolve_mutex);
   const bool verbose = o.verbose || state.env.verbose;
-  detail::call_candidates cands(state.name, state.space, k, o, prune);
+  // The key in its buckets (docs/shapes.md): what every source is asked about and what is stored.
+  const bool bucketed = !state.opts.shapes.buckets.empty();
+  key in_buckets;
+  if (bucketed) {
+    try {
+      in_buckets = bucket_key(k, state.opts.shapes.buckets);
+    } catch (const error &e) {
+      throw error("tuner '" + state.name + "': " + e.what());
+    }
+  }
+  detail::call_candidates cands(state.name, state.space, bucketed ? in_buckets : k, o, prune);
   const key &stored = cands.stored_key();
   auto answered = [&](const config &c, source from, std::string_view how) -> const config & {
     state.last = from;
     if (verbose) {
       state.log.info(cands.context() + ": " + std::string(how) + " -> [" + c.to_string() + "]");
+    }
+    return c;
+  };
+  // A winner remembered under the bucket's key is remembered under the call's own key too, so
+  // that the next call with that key is found without bucketing it (`find_winner`).
+  auto also_exact = [&](const config &c) -> const config & {
+    if (bucketed) {
+      const key exact = stored_key(k, cands.pinned());
+      if (!(exact == stored) && state.memory.find(exact) == nullptr) {
+        state.memory.insert(exact, c);
+      }
     }
     return c;
   };
@@ -335,7 +396,7 @@ const config &tuner::resolve(const key &k, const call_options &o,
 
   // 1. memory, then deferred mode before arm (no collective, no measurement, no memory entry)
   if (const detail::winner *w = state.memory.find(stored)) {
-    return answered(w->cfg, source::memory, "memory");
+    return answered(also_exact(w->cfg), source::memory, "memory");
   }
   if (!state.armed.load()) {
     return answered(state.defer(cands, default_fn), source::default_config, "deferred (not armed)");
@@ -348,8 +409,10 @@ const config &tuner::resolve(const key &k, const call_options &o,
                                         stored.to_string() + "|" + state.space_digest,
                                         answer ? std::optional(answer->index) : std::nullopt);
   if (answer && first.same_proposal) {
-    return answered(state.memory.insert(stored, cands[answer->index]).cfg, answer->from,
-                    to_string(answer->from));
+    const std::string how = answer->nearest_to ? "nearest key " + answer->nearest_to->to_string()
+                                               : std::string(to_string(answer->from));
+    return answered(also_exact(state.keep(stored, cands[answer->index], answer->from)),
+                    answer->from, how);
   }
 
   // effort cached: no stored answer held by every rank, and no search; the first config is not
@@ -368,7 +431,8 @@ const config &tuner::resolve(const key &k, const call_options &o,
     throw error(cands.context() + ": prune_fn removed all " + std::to_string(cands.size()) +
                 " configs; it must keep at least one");
   }
-  const config &c = state.search_and_store(cands, comm, verbose, run, check, reset, level);
+  const config &c =
+      also_exact(state.search_and_store(cands, comm, verbose, run, check, reset, level));
   if (reset != nullptr) {
     (*reset)(c); // the candidates' last run wrote the arguments the winner's call reads
   }
@@ -411,6 +475,34 @@ std::optional<cache_entry> tuner::last_search() const {
 }
 
 void tuner::forget() { m->memory.clear(); }
+
+void tuner::seed(const key &k, const config &c) {
+  const stored_key_parts parts = split_stored_key(k);
+  const config bare = [&] {
+    std::vector<field> kept;
+    for (const auto &f : c) {
+      if (!parts.pinned.contains(f.name)) {
+        kept.push_back(f);
+      }
+    }
+    config out(std::move(kept));
+    out.set_template_id(c.template_id());
+    return out;
+  }();
+  if (std::find(m->space.begin(), m->space.end(), bare) == m->space.end()) {
+    throw error(m->context(k) + ": seed: [" + c.to_string() + "] is not a config of the space");
+  }
+  key stored = k;
+  if (!m->opts.shapes.buckets.empty()) {
+    try {
+      stored = stored_key(bucket_key(parts.input, m->opts.shapes.buckets), parts.pinned);
+    } catch (const error &e) {
+      throw error("tuner '" + m->name + "': seed: " + e.what());
+    }
+  }
+  const std::lock_guard lock(m->resolve_mutex);
+  static_cast<void>(m->keep(stored, c, source::table));
+}
 
 void tuner::arm(communicator *comm) {
   impl &state = *m;

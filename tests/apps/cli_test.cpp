@@ -265,13 +265,82 @@ TEST_F(cli_test, table_export_to_a_bare_file_name_writes_it_in_the_working_direc
   const auto old = std::filesystem::current_path();
   std::filesystem::current_path(scratch.path());
   const auto r = run("table export --function scale --template-hash =x --out t.json");
-  const auto ok = run("table export --function scale --template-hash tiled=abc --out t.json");
+  const auto ok = run("table export --function scale --out t.json");
   std::filesystem::current_path(old);
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("expected TEMPLATE_ID=HASH"), std::string::npos) << r.err;
   ASSERT_EQ(ok.rc, 0) << ok.err;
   EXPECT_EQ(tunekit::lookup_table::load(scratch.path() / "t.json").size(), 2U);
   EXPECT_NE(run("table export --top-k 0").rc, 0);
+}
+
+// What Inductor gave a 512x512 fp16 mm (torch 2.11, H200).
+constexpr const char *mm_input =
+    "((torch.float16, [512, 512], [512, 1]), (torch.float16, [512, 512], [512, 1]))";
+
+// One entry of "mm", keyed by Inductor's input key, with two templates; triton::mm BLOCK_M=64
+// is fastest.
+void fill_inductor_cache(const std::filesystem::path &cache, tunekit_test::log_capture &log) {
+  std::vector<config> cs;
+  for (int b : {32, 64}) {
+    config c{{"BLOCK_M", b}, {"num_warps", 4}};
+    c.set_template_id("triton::mm");
+    cs.push_back(c);
+  }
+  config aten;
+  aten.set_template_id("aten::mm");
+  cs.push_back(aten);
+  auto meas = std::make_shared<tunekit::simulated_measurer>([](const config &c, const key &) {
+    return c.contains("BLOCK_M") ? 100.0 / static_cast<double>(c.get_int("BLOCK_M")) : 9.0;
+  });
+  auto f = tunekit::autotune(
+      "mm", tunekit::config_space(std::move(cs)),
+      [](const std::string &input) { return key{input}; }, tunekit::keep_all{},
+      [](const std::string &, const config &) {}, tunekit_test::options(cache, meas, log));
+  f(std::string(mm_input));
+}
+
+TEST_F(cli_test, table_export_in_the_inductor_key_format_writes_inductors_keys) {
+  fill_inductor_cache(cache.path(), log);
+  const auto file = scratch.path() / "table.json";
+  auto r = run("table export --function mm --key-format inductor --top-k 2 --template-hash "
+               "triton::mm=0717af58 --out " +
+               str(file));
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const auto j = json::parse(tunekit_test::read_text(file));
+  const std::string k = tunekit_test::test_hardware().name + "+" + mm_input + "+mm";
+  ASSERT_TRUE(j.contains(k)) << j.dump(2);
+  ASSERT_EQ(j[k].size(), 2U);
+  EXPECT_EQ(j[k][0], (json{{"template_id", "triton::mm"},
+                           {"BLOCK_M", 64},
+                           {"num_warps", 4},
+                           {"template_hash", "0717af58"}}));
+  EXPECT_EQ(j[k][1]["BLOCK_M"], 32);
+  EXPECT_EQ(json::parse(run("table check " + str(file) + " --json").out)["ok"], true);
+
+  // tunekit's own format quotes the key's string, as before.
+  r = run("table export --function mm");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find(R"(+(\"((torch.float16)"), std::string::npos) << r.out;
+
+  // A hash of a template that no exported choice has is refused, naming the ones there are.
+  r = run("table export --function mm --template-hash triton::bmm=abc");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("triton::bmm"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'triton::mm'"), std::string::npos) << r.err;
+  EXPECT_NE(run("table export --key-format torch").rc, 0);
+}
+
+TEST_F(cli_test, table_check_accepts_the_seeds_inductor_table_with_its_null) {
+  // shared/seeds/001's example table, its trailing comma removed (tests/core/data).
+  const auto file = scratch.path() / "inductor.json";
+  tunekit_test::write_text(
+      file, tunekit_test::read_text(TUNEKIT_TEST_DATA_DIR "/inductor_seed_table.json"));
+  const auto r = run("table check " + str(file) + " --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto j = json::parse(r.out);
+  EXPECT_EQ(j["keys"], 1);
+  EXPECT_EQ(j["entries"], 2);
 }
 
 TEST_F(cli_test, cache_show_gives_the_early_stop_and_why_a_candidate_stopped) {

@@ -4,6 +4,7 @@
 
 #include <tunekit/artifact.hpp>
 #include <tunekit/error.hpp>
+#include <tunekit/formats/kernel_tuner.hpp>
 #include <tunekit/lookup_table.hpp>
 #include <tunekit/strategy/replay.hpp>
 #include <tunekit/winner_cache.hpp>
@@ -26,6 +27,28 @@ void read(std::string_view text) {
   static_cast<void>(tunekit::lookup_table::from_json(text));
 #elif TUNEKIT_FUZZ_READER == 4
   static_cast<void>(tunekit::parse_replay_table(text, "fuzz input"));
+#elif TUNEKIT_FUZZ_READER == 5
+  // An imported file exports, and the export imports back with the same candidates: a refusal
+  // after the first import succeeded is a finding, not a clear refusal.
+  // The key from problem_size, else (a refusal) a given one.
+  const tunekit::function_identity fn{"f", "v"};
+  tunekit::cache_entry entry;
+  try {
+    entry = tunekit::from_kernel_tuner_cache(text, "fuzz input", {fn, std::nullopt});
+  } catch (const tunekit::error &) {
+    entry = tunekit::from_kernel_tuner_cache(text, "fuzz input", {fn, tunekit::key{1}});
+  }
+  try {
+    const auto back = tunekit::from_kernel_tuner_cache(tunekit::to_kernel_tuner_cache(entry),
+                                                       "fuzz export", {fn, entry.key});
+    if (back.candidates.size() != entry.candidates.size() || !(back.winner == entry.winner)) {
+      std::fprintf(stderr, "the export of an imported file imports as another entry\n");
+      std::abort();
+    }
+  } catch (const tunekit::error &e) {
+    std::fprintf(stderr, "an imported file does not round-trip: %s\n", e.what());
+    std::abort();
+  }
 #else
 #error "TUNEKIT_FUZZ_READER names no reader"
 #endif

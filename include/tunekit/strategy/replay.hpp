@@ -6,8 +6,10 @@
 /// and with the best possible time known.
 ///
 /// File format: `{"tune_params_keys": [names], "tune_params": {name: [values]}, "cache":
-/// {"v1,v2,...": {"time": ms} | {"time": "error text"}}}`; the cache key joins the values of
-/// `tune_params_keys` (else of `tune_params`, in file order) with commas, as Python prints them.
+/// {"v1,v2,...": {"time": ms} | {"time": "error text"} | {"__error__": "InvalidConfig", ...}}}`;
+/// the cache key joins the values of `tune_params_keys` (else of `tune_params`, in file order)
+/// with commas, as Python prints them. The parser is the one `cache import kernel-tuner` uses
+/// (formats/kernel_tuner.hpp).
 
 #include <tunekit/config.hpp>
 #include <tunekit/strategy/run_search.hpp>

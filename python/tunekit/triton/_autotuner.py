@@ -128,8 +128,8 @@ class _TritonBench:
 OPTIONS = frozenset({"name", "version", "budget", "strategy", "seed", "batch_size", "lookahead",
                      "start_configs", "transfer_from_cache", "use_disk_cache", "artifact_name",
                      "key_names", "lookup_table", "op_name", "table_params", "template_hashes",
-                     "hardware", "dependencies", "deferred", "parallel_split", "autotune_pg",
-                     "compile_workers"})
+                     "hardware", "dependencies", "deferred", "parallel_split", "key_buckets",
+                     "on_miss", "autotune_pg", "compile_workers"})
 
 
 class Autotuner(_TritonAutotuner):
@@ -141,7 +141,8 @@ class Autotuner(_TritonAutotuner):
     ``lookahead``, ``start_configs`` (a list of ``triton.Config``), ``transfer_from_cache``,
     ``use_disk_cache`` (True), ``artifact_name``, ``key_names``, ``lookup_table``, ``op_name``,
     ``table_params``, ``template_hashes``, ``hardware``, ``dependencies``, ``deferred`` (with
-    ``tunekit.arm``), ``parallel_split``; ``autotune_pg``: the ``torch.distributed`` group (or
+    ``tunekit.arm``), ``parallel_split``, ``key_buckets`` (by ``key=[...]`` name or position)
+    and ``on_miss``; ``autotune_pg``: the ``torch.distributed`` group (or
     communicator) whose ranks agree on every winner (None: the default group);
     ``compile_workers``: processes that compile candidates ahead of their measurement (None:
     one per CPU; 0: compile at the first launch, as Triton does). ``cache_results`` is accepted
@@ -159,7 +160,8 @@ class Autotuner(_TritonAutotuner):
                  key_names: Sequence[str] = (), lookup_table: Any = None, op_name: str = "",
                  table_params: Any = None, template_hashes: Any = None, hardware: Any = None,
                  dependencies: Any = None, deferred: bool = False, parallel_split: bool = False,
-                 autotune_pg: Any = None, compile_workers: int | None = None) -> None:
+                 key_buckets: Any = None, on_miss: str = "tune", autotune_pg: Any = None,
+                 compile_workers: int | None = None) -> None:
         super().__init__(fn, arg_names, configs, key, reset_to_zero, restore_value,
                          pre_hook=pre_hook, post_hook=post_hook,
                          prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
@@ -195,7 +197,9 @@ class Autotuner(_TritonAutotuner):
                 artifact_name=artifact_name, key_names=key_names, lookup_table=lookup_table,
                 op_name=op_name, table_params=table_params,
                 template_hashes=template_hashes, deferred=deferred,
-                parallel_split=parallel_split, where="tunekit.triton.autotune"),
+                parallel_split=parallel_split, key_buckets=key_buckets,
+                key_names_for_buckets=list(self.keys), on_miss=on_miss,
+                where="tunekit.triton.autotune"),
         }
         self._pg = autotune_pg
         self._pool: CompilePool | None = None

@@ -1,0 +1,226 @@
+// Key buckets and nearest-key serving (docs/shapes.md): the bucket rules, the distance between
+// keys, a tuner whose calls of one bucket share one search and one entry, and a tuner that
+// answers a key nothing is stored for with the winner of the nearest key it knows.
+
+#include "tuner_fixture.hpp"
+
+#include <tunekit/campaign.hpp>
+#include <tunekit/shapes.hpp>
+#include <tunekit/tunekit.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using tunekit::config;
+using tunekit::key;
+using tunekit::key_bucket;
+using tunekit::miss_policy;
+using tunekit::source;
+using namespace tunekit_test;
+
+namespace {
+
+TEST(key_bucket, rules) {
+  const auto p = key_bucket::pow2(0);
+  EXPECT_EQ(p.apply(100), 128);
+  EXPECT_EQ(p.apply(128), 128);
+  EXPECT_EQ(p.apply(129), 256);
+  EXPECT_EQ(p.apply(2), 2);
+  EXPECT_EQ(p.apply(1), 1);
+  EXPECT_EQ(p.apply(0), 0);
+  EXPECT_EQ(p.apply(-5), -5);
+  EXPECT_EQ(p.apply((std::int64_t{1} << 62) + 1), (std::int64_t{1} << 62) + 1); // no overflow
+  const auto e = key_bucket::at_edges(1, {1, 16, 64});
+  EXPECT_EQ(e.apply(5), 16);
+  EXPECT_EQ(e.apply(16), 16);
+  EXPECT_EQ(e.apply(17), 64);
+  EXPECT_EQ(e.apply(1000), 64); // above the last edge: the last bucket
+  const auto m = key_bucket::round_up(2, 64);
+  EXPECT_EQ(m.apply(65), 128);
+  EXPECT_EQ(m.apply(64), 64);
+  EXPECT_EQ(p.to_string(), "[0] pow2");
+  EXPECT_EQ(e.to_string(), "[1] edges(1,16,64)");
+  EXPECT_EQ(m.to_string(), "[2] multiple(64)");
+  const std::vector<key_bucket> all{m, p, e};
+  EXPECT_EQ(tunekit::describe_buckets(all), "[0] pow2, [1] edges(1,16,64), [2] multiple(64)");
+  EXPECT_EQ(tunekit::bucket_key(key{100, 5, 65, "f32"}, all), (key{128, 16, 128, "f32"}));
+}
+
+TEST(key_bucket, bad_buckets_and_keys_are_clear_errors) {
+  auto fails = [](std::vector<key_bucket> b, const std::string &part) {
+    try {
+      tunekit::check_buckets("t", b);
+      ADD_FAILURE() << "no error for " << part;
+    } catch (const tunekit::error &e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  fails({key_bucket::pow2(0), key_bucket::round_up(0, 8)}, "already has a bucket");
+  fails({key_bucket::at_edges(0, {})}, "at least one edge");
+  fails({key_bucket::at_edges(0, {4, 4})}, "strictly ascending");
+  fails({key_bucket::round_up(0, 0)}, "at least 1");
+  const std::vector<key_bucket> b{key_bucket::pow2(1)};
+  EXPECT_THROW(
+      {
+        try {
+          static_cast<void>(tunekit::bucket_key(key{4}, b));
+        } catch (const tunekit::error &e) {
+          EXPECT_NE(std::string(e.what()).find("has only 1 values"), std::string::npos);
+          throw;
+        }
+      },
+      tunekit::error);
+  EXPECT_THROW(
+      {
+        try {
+          static_cast<void>(tunekit::bucket_key(key{4, "f32"}, b));
+        } catch (const tunekit::error &e) {
+          EXPECT_NE(std::string(e.what()).find("not an int"), std::string::npos);
+          throw;
+        }
+      },
+      tunekit::error);
+}
+
+TEST(nearest_key, distance_ties_and_what_cannot_be_compared) {
+  EXPECT_EQ(tunekit::key_distance(key{10, "f16"}, key{13, "f16"}), 3.0);
+  EXPECT_EQ(tunekit::key_distance(key{10, 2.5}, key{12, 2}), 2.5);
+  EXPECT_FALSE(tunekit::key_distance(key{10, "f16"}, key{10, "f32"}));
+  EXPECT_FALSE(tunekit::key_distance(key{10}, key{10, 1}));
+  EXPECT_FALSE(tunekit::key_distance(key{true}, key{false}));
+  const std::vector<key> known{key{3000}, key{1000}, key{2000, "x"}, key{2000}};
+  EXPECT_EQ(tunekit::nearest_key(key{2000}, known), 1U); // itself excluded; 1000 and 3000 tie
+  EXPECT_EQ(tunekit::nearest_key(key{2900}, known), 0U);
+  EXPECT_FALSE(tunekit::nearest_key(key{"a"}, known));
+}
+
+// A cost whose best BLOCK is the one nearest to n: winners differ per key.
+double near_n(const config &c, const key &k) {
+  const double n = static_cast<double>(k[0].as_int());
+  const double block = static_cast<double>(c.get_int("BLOCK"));
+  return 1.0 + std::abs(block - n) / 100.0 + (c.get_int("num_warps") == 8 ? 0.5 : 0.0);
+}
+
+class shapes_test : public tuner_test {
+protected:
+  auto make(tunekit::shape_options shapes) {
+    auto o = opts();
+    o.measurer = std::make_shared<tunekit::simulated_measurer>(near_n, 0.0, 1);
+    o.shapes = std::move(shapes);
+    return tunekit::autotune(
+        "scale", block_space(), [](int n) { return key{n}; }, tunekit::keep_all{},
+        [this](int /*n*/, const config &c) { p->calls.push_back(c); }, std::move(o));
+  }
+};
+
+TEST_F(shapes_test, calls_of_one_bucket_share_one_search_and_one_entry) {
+  auto scale = make({.buckets = {key_bucket::pow2(0)}});
+  scale(900);
+  EXPECT_EQ(scale.tuner().last_source(), source::search);
+  scale(1000);
+  EXPECT_EQ(scale.tuner().last_source(), source::memory);
+  EXPECT_EQ(scale.tuner().searches(), 1U);
+  EXPECT_EQ(p->calls.back().get_int("BLOCK"), 1024);
+  // The entry is the bucket's, and says so; the call's own key is remembered too.
+  const auto e = scale.tuner().last_search();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->key, key{1024});
+  EXPECT_EQ(e->key_buckets, "[0] pow2");
+  EXPECT_NE(scale.tuner().find(key{1000}), nullptr);
+  EXPECT_EQ(json_files(), 1U);
+  // Another process with the same buckets: from the entry.
+  auto again = make({.buckets = {key_bucket::pow2(0)}});
+  again(1023);
+  EXPECT_EQ(again.tuner().last_source(), source::cache);
+  // Other buckets: the entry is not used, and the warning says why.
+  auto other = make({.buckets = {key_bucket::round_up(0, 1024)}});
+  other(1000);
+  EXPECT_EQ(other.tuner().last_source(), source::search);
+  EXPECT_EQ(log.count(tunekit::log_level::warning,
+                      {"recorded with the key buckets [0] pow2", "not [0] multiple(1024)"}),
+            1U);
+}
+
+TEST_F(shapes_test, a_bucket_over_a_value_that_is_not_an_int_names_the_tuner) {
+  auto o = opts();
+  o.shapes.buckets = {key_bucket::pow2(0)};
+  auto t = tunekit::autotune(
+      "named", block_space(), [](const std::string &s) { return key{s}; }, tunekit::keep_all{},
+      [](const std::string &, const config &) {}, std::move(o));
+  try {
+    t(std::string("f16"));
+    ADD_FAILURE() << "no error";
+  } catch (const tunekit::error &e) {
+    EXPECT_NE(std::string(e.what()).find("tuner 'named': key bucket [0] pow2"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(shapes_test, nearest_serves_the_nearest_known_key_without_measuring) {
+  auto scale = make({.on_miss = miss_policy::nearest});
+  scale(1000); // searched: BLOCK 1024
+  scale(300);  // 1000 is the only key known: served from it
+  EXPECT_EQ(scale.tuner().last_source(), source::nearest);
+  EXPECT_EQ(scale.tuner().searches(), 1U);
+  EXPECT_EQ(p->calls.back().get_int("BLOCK"), 1024);
+  scale(300); // remembered
+  EXPECT_EQ(scale.tuner().last_source(), source::memory);
+  // A key served by nearest is not itself a key nearest compares: 320 is still served from 1000.
+  scale.with({.verbose = true})(320);
+  EXPECT_EQ(log.count(tunekit::log_level::info, {"nearest key (1000)"}), 1U);
+  // The default policy tunes.
+  auto tune = make({});
+  tune(1100);
+  EXPECT_EQ(tune.tuner().last_source(), source::search);
+}
+
+TEST_F(shapes_test, nearest_reads_the_winner_cache_once_and_ties_go_to_the_smaller_key) {
+  {
+    auto seed = make({});
+    seed(256);
+    seed(2048);
+  }
+  auto scale = make({.on_miss = miss_policy::nearest});
+  scale(1152); // 896 from 256, 896 from 2048: the smaller key
+  EXPECT_EQ(scale.tuner().last_source(), source::nearest);
+  EXPECT_EQ(p->calls.back().get_int("BLOCK"), 256);
+  scale(1900);
+  EXPECT_EQ(p->calls.back().get_int("BLOCK"), 2048);
+  EXPECT_EQ(scale.tuner().searches(), 0U);
+}
+
+TEST_F(shapes_test, a_campaign_tunes_each_key_once_and_resumes_from_the_cache) {
+  auto scale = make({});
+  const std::vector<std::tuple<int>> calls{{256}, {1000}, {2048}};
+  const auto r = tunekit::campaign(scale, calls);
+  EXPECT_EQ(r.calls, 3U);
+  EXPECT_EQ(r.tuned(), 3U);
+  EXPECT_EQ(json_files(), 3U);
+  auto again = make({});
+  const auto resumed = tunekit::campaign(again, calls);
+  EXPECT_EQ(resumed.tuned(), 0U);
+  for (const auto &[i, s] : resumed.sources) {
+    EXPECT_EQ(s, source::cache) << i;
+  }
+}
+
+TEST_F(shapes_test, a_campaign_splits_its_calls_across_ranks) {
+  auto scale = make({});
+  two_rank_communicator rank1(1, {});
+  const std::vector<std::tuple<int>> calls{{1}, {2}, {3}, {4}, {5}};
+  const auto r = tunekit::campaign(scale, calls, {.comm = &rank1});
+  ASSERT_EQ(r.sources.size(), 2U);
+  EXPECT_EQ(r.sources[0].first, 1U);
+  EXPECT_EQ(r.sources[1].first, 3U);
+  EXPECT_EQ(rank1.max_calls + rank1.min_calls, 0); // each call tuned by this rank alone
+  EXPECT_EQ(r.rank, 1);
+  EXPECT_EQ(r.size, 2);
+}
+
+} // namespace
