@@ -201,3 +201,49 @@ def test_campaign_splits_calls_across_ranks():
     result = tunekit.campaign(scale, [(M,) for M in (1, 2, 3, 4, 5)], pg=group, progress=False)
     assert sorted(result.sources) == [1, 3] and result.rank == 1 and group.barriers == 1
     assert m.measured == 8
+
+
+CAMPAIGN_KILLED = r"""
+import os, signal, sys
+import tunekit
+
+class DiesAtThirdKey:
+    name = "simulated"
+    def __init__(self):
+        self.keys = set()
+    def measure(self, run, request):
+        self.keys.add(request.key)
+        if len(self.keys) == 3:
+            os.kill(os.getpid(), signal.SIGKILL)  # killed while tuning the third key
+        run()
+        return [1.0 + abs(request.config["BLOCK"] - request.key[0]) / 100.0] * request.runs
+
+@tunekit.autotune([{"BLOCK": b} for b in (256, 512, 1024, 2048)], lambda n: (n,),
+                  measurer=DiesAtThirdKey(), version="v1")
+def scale(n, *, BLOCK):
+    return BLOCK
+
+tunekit.campaign(scale, [(n,) for n in (100, 600, 1100, 1600, 2100)], progress=False)
+"""
+
+
+def test_a_campaign_killed_midway_resumes_where_it_stopped(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("TUNEKIT_CACHE_DIR", str(tmp_path))
+    script = tmp_path / "campaign.py"
+    script.write_text(CAMPAIGN_KILLED)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == -9, r.stderr
+    m = KeyCost()
+
+    @tunekit.autotune(SPACE, lambda n: (n,), measurer=m, version="v1")
+    def scale(n, *, BLOCK):
+        return BLOCK
+
+    result = tunekit.campaign(scale, [(n,) for n in (100, 600, 1100, 1600, 2100)],
+                              progress=False)
+    assert [result.sources[i] for i in range(5)] == ["cache", "cache", "search", "search",
+                                                     "search"]
+    assert m.measured == 3 * len(SPACE)
