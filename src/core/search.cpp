@@ -119,6 +119,19 @@ struct batch_state {
   search_observer *observer = nullptr;
 };
 
+// The record an earlier search of this key holds for `c`, or null.
+const candidate_record *reused_record(const search_request &in, const config &c) {
+  if (in.reused == nullptr || in.comm.size() > 1) {
+    return nullptr;
+  }
+  for (const auto &r : *in.reused) {
+    if (r.config == c && r.config.template_id() == c.template_id()) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
 // Measures the candidates of `batch` this rank owns (the j-th belongs to rank j % size with the
 // split, else to every rank), then reduces the batch's times across ranks, worst rank counting; one
 // more element carries "a rank hit a fatal failure", so that every rank stops together.
@@ -153,6 +166,14 @@ std::vector<double> measure_batch(const search_request &in, std::span<const std:
       continue; // stop measuring, but still take part in the reduction below
     }
     candidate_record &r = st.records[i];
+    if (const candidate_record *before = reused_record(in, in.candidates[i])) {
+      r = *before; // measured by an earlier search of this key (docs/shapes.md)
+      times[j] = r.time_ms;
+      ++st.done;
+      st.best_time = std::min(st.best_time, std::isfinite(r.time_ms) ? r.time_ms : infinity);
+      st.observer->candidate_measured(i, r);
+      continue;
+    }
     st.observer->candidate_started(i, in.candidates[i]);
     try {
       r = measure_one(in, i, st.done, st.planned, st.best_time);

@@ -89,6 +89,11 @@ struct search_request {
   measuring measure;
   transfer_source transfer;
   search_output output;
+  /// Records of candidates measured before for this key, hardware and code identity under the
+  /// same policy and measurer (an entry of another config space): taken instead of measuring them
+  /// again. Null or empty: every candidate is measured. A single process only: with several ranks
+  /// every rank measures the same list.
+  const std::vector<candidate_record> *reused = nullptr;
 };
 
 /// What a search found.

@@ -201,6 +201,40 @@ struct tuner::impl {
     }
   }
 
+  // The measurements of an entry of this key recorded for another config space (the space
+  // changed) with the same policy, measurer, buckets and dependencies: a search takes them instead
+  // of measuring those candidates again (docs/shapes.md). A single process only, and never under
+  // forced tuning.
+  [[nodiscard]] std::vector<candidate_record> reusable(const detail::call_candidates &cands,
+                                                       const communicator &comm,
+                                                       const measure_policy &policy,
+                                                       bool verbose) const {
+    std::vector<candidate_record> out;
+    if (!opts.use_disk_cache || comm.size() > 1 || env.always_tune) {
+      return out;
+    }
+    const auto r = cache.load({name, opts.version}, hw, cands.stored_key());
+    if (!r.found()) {
+      return out;
+    }
+    const cache_entry &e = *r.value;
+    if (!e.space || e.space->digest == space_digest || !(e.policy == policy) ||
+        e.measurer != meas->name() || e.key_buckets != buckets ||
+        !dependency_diff(e.dependencies, deps).empty()) {
+      return out;
+    }
+    for (const auto &c : e.candidates) {
+      if (c.status != candidate_status::pruned) {
+        out.push_back(c);
+      }
+    }
+    if (verbose && !out.empty()) {
+      log.info(cands.context() + ": the space changed; " + std::to_string(out.size()) +
+               " candidates measured before are taken from " + r.path.string());
+    }
+    return out;
+  }
+
   // Step 6 and what follows it: the search, then the entry recorded, agreed, written (the
   // artifact under forced tuning; the winner cache on local rank 0 only) and remembered.
   const config &search_and_store(detail::call_candidates &cands, communicator &comm, bool verbose,
@@ -216,6 +250,7 @@ struct tuner::impl {
     const std::vector<bool> &kept = cands.kept_list();
     const function_identity fn{name, opts.version};
     const detail::search_effort budget = detail::search_effort_of(level, opts.search, opts.policy);
+    const std::vector<candidate_record> reused = reusable(cands, comm, budget.policy, verbose);
     detail::search_result found = detail::search(
         {.tuner = name,
          .what = what,
@@ -229,7 +264,8 @@ struct tuner::impl {
          .forced = env.always_tune,
          .measure = {*meas, budget.policy, run, check, opts.preparer.get(), reset},
          .transfer = {cache, opts.use_disk_cache, fn, hw},
-         .output = {.log = log, .verbose = verbose, .progress = env.progress}});
+         .output = {.log = log, .verbose = verbose, .progress = env.progress},
+         .reused = &reused});
     const double seconds = found.seconds;
     cache_entry e = detail::make_entry({fn, cands.stored_key(), hw, deps, budget.policy,
                                         meas->name(), comm.size(), cands.size(),

@@ -223,4 +223,31 @@ TEST_F(shapes_test, a_campaign_splits_its_calls_across_ranks) {
   EXPECT_EQ(r.size, 2);
 }
 
+TEST_F(shapes_test, a_changed_space_measures_only_its_new_configs) {
+  auto before = make({});
+  before(1000);
+  ASSERT_EQ(before.tuner().last_source(), source::search);
+  p->calls.clear();
+  // The same function with two more configs: another space, so the entry is not served; its
+  // eight measurements are taken and only the two new configs run.
+  auto o = opts();
+  o.measurer = std::make_shared<tunekit::simulated_measurer>(near_n, 0.0, 1);
+  auto bigger = tunekit::config_space::product(
+      {{"BLOCK", {256, 512, 1024, 2048, 1000}}, {"num_warps", {4, 8}}});
+  auto after = tunekit::autotune(
+      "scale", bigger, [](int n) { return key{n}; }, tunekit::keep_all{},
+      [this](int /*n*/, const config &c) { p->calls.push_back(c); }, std::move(o));
+  after.with({.verbose = true})(1000);
+  EXPECT_EQ(after.tuner().last_source(), source::search);
+  for (const auto &c : p->calls) {
+    EXPECT_EQ(c.get_int("BLOCK"), 1000) << c.to_string(); // the new configs (and the winner)
+  }
+  EXPECT_EQ(p->calls.back().get_int("BLOCK"), 1000);
+  EXPECT_EQ(p->calls.back().get_int("num_warps"), 4);
+  const auto e = after.tuner().last_search();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->candidates.size(), 10U); // all ten recorded, eight of them from the old entry
+  EXPECT_EQ(log.count(tunekit::log_level::info, {"the space changed; 8 candidates measured"}), 1U);
+}
+
 } // namespace
