@@ -235,6 +235,24 @@ def dump_timings(path: str, timings: dict[Any, Any]) -> None:
         json.dump(rows, f, indent=0)
 
 
+def first_launch(tuned: Any, g: Any, args_of: Any, M: int, N: int,
+                 row: dict[str, Any]) -> dict[Any, Any]:
+    """The tuning launch of an autotuner, timed to the end of the GPU's work: ``row`` gets
+    wall_s, evaluated, failed and bench_time_s; returns its configs_timings."""
+    import torch
+
+    C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    tuned[g](*args_of(C))
+    torch.cuda.synchronize()
+    row["wall_s"] = time.perf_counter() - t0
+    timings = dict(tuned.configs_timings)
+    row["evaluated"], row["failed"] = timings_summary(timings)
+    row["bench_time_s"] = getattr(tuned, "bench_time", None)
+    return timings
+
+
 def make_tunekit(tt: Any, kernel: Any, a: argparse.Namespace) -> tuple[Any, int | None]:
     """The tunekit autotuner over the whole space, with compile_workers when this tunekit takes
     it; returns (autotuner, the compile_workers used or None)."""
@@ -391,16 +409,8 @@ def run(a: argparse.Namespace, shapes: list[tuple[int, int, int]], sub_idx: list
         try:
             tuned, workers = make_tunekit(tt, kernel, a)
             row["compile_workers"] = workers
-            C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            tuned[g](*args_of(C))
-            torch.cuda.synchronize()
-            row["wall_s"] = time.perf_counter() - t0
-            timings = dict(tuned.configs_timings)
-            row["evaluated"], row["failed"] = timings_summary(timings)
+            timings = first_launch(tuned, g, args_of, M, N, row)
             row["source"] = tuned.last_source()
-            row["bench_time_s"] = getattr(tuned, "bench_time", None)
             row["best_config"] = tuned.best_config.all_kwargs()
             kernels["tunekit"] = (kernel, tuned.best_config)
             dump_timings(os.path.join(out, "timings", f"{name}-tunekit.json"), timings)
@@ -437,15 +447,7 @@ def run(a: argparse.Namespace, shapes: list[tuple[int, int, int]], sub_idx: list
             try:
                 tuned = triton.autotune(configs=[configs[i] for i in sub_idx],
                                         key=["M", "N", "K"])(kernel)
-                C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                tuned[g](*args_of(C))
-                torch.cuda.synchronize()
-                row["wall_s"] = time.perf_counter() - t0
-                timings = dict(tuned.configs_timings)
-                row["evaluated"], row["failed"] = timings_summary(timings)
-                row["bench_time_s"] = getattr(tuned, "bench_time", None)
+                timings = first_launch(tuned, g, args_of, M, N, row)
                 row["per_config_s"] = row["wall_s"] / len(sub_idx)
                 row["extrapolated_full_space_s"] = row["per_config_s"] * n_space
                 row["best_config"] = tuned.best_config.all_kwargs()
