@@ -7,6 +7,8 @@
 #include <tunekit/tunekit.hpp>
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -15,6 +17,7 @@ void launch_mm(const float* a, const float* b, float* c, std::int64_t m, const t
 void launch_scale(const float* x, float* y, float alpha, std::int64_t n, const tunekit::config& config);
 const tunekit::config_space space = tunekit::config_space::product({{"BLOCK", {128, 256}}});
 inline tunekit::key key_fn(const float*, const float*, float*, std::int64_t m) { return tunekit::key{m}; }
+std::vector<tunekit::candidate_record> read_records(const tunekit::key& k);
 
 void buckets() {
 // page: docs/shapes.md block 1
@@ -25,11 +28,26 @@ auto mm = tunekit::autotune("mm", space, key_fn, tunekit::keep_all{}, launch_mm,
   static_cast<void>(mm);
 }
 
+void prior() {
+// page: docs/shapes.md block 2
+class triton_files final : public tunekit::prior_measurements {
+public:
+  std::string name() const override { return "Triton cache_results"; }
+  std::vector<tunekit::candidate_record> find(const tunekit::key &k) const override {
+    return read_records(k); // what the files hold for k
+  }
+};
+tunekit::tuner_options o;
+o.prior = std::make_shared<triton_files>();
+// page end
+  static_cast<void>(o);
+}
+
 void campaign(const float* x, float* y, tunekit::communicator& world) {
   auto scale = tunekit::autotune(
       "scale", space, [](const float*, float*, float, std::int64_t n) { return tunekit::key{n}; },
       tunekit::keep_all{}, launch_scale);
-// page: docs/shapes.md block 2
+// page: docs/shapes.md block 3
 std::vector<std::tuple<const float *, float *, float, std::int64_t>> calls;
 for (std::int64_t n = 1024; n <= (1 << 24); n *= 2) {
   calls.emplace_back(x, y, 2.0f, n);

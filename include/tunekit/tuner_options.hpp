@@ -13,6 +13,7 @@
 #include <tunekit/process_context.hpp>
 #include <tunekit/shapes.hpp>
 #include <tunekit/strategy/run_search.hpp>
+#include <tunekit/winner_cache.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -159,6 +160,27 @@ struct artifact_options {
   std::vector<std::string> key_names{};
 };
 
+/// Measurements made before and kept outside this tuner's winner cache, such as another
+/// autotuner's files (Triton's `cache_results` files, `tunekit.triton`): a search takes them
+/// instead of measuring those candidates again, and measures only the others (docs/shapes.md,
+/// "Measurements made before").
+class prior_measurements {
+public:
+  prior_measurements() = default;
+  prior_measurements(const prior_measurements &) = delete;
+  prior_measurements &operator=(const prior_measurements &) = delete;
+  virtual ~prior_measurements() = default;
+  /// Where they come from, for messages ("Triton cache_results").
+  [[nodiscard]] virtual std::string name() const = 0;
+  /// The records held for the stored key `k`: each a config of the space, status `ok` with its
+  /// time in milliseconds or `failed` with its reason. Records of configs that are not kept
+  /// candidates of the call, and `ok` records without a finite, non-negative time, are not taken.
+  /// Empty: none. Called once per search, on every rank; with several ranks, a candidate is taken
+  /// only when every rank holds a record of it. An exception is a warning, and the search measures
+  /// every candidate.
+  [[nodiscard]] virtual std::vector<candidate_record> find(const key &k) const = 0;
+};
+
 /// Options fixed when a tuner is built.
 struct tuner_options {
   /// Code identity beside the name: a hash of the tuned code or an explicit version. Changing it
@@ -199,6 +221,8 @@ struct tuner_options {
   table_options table{};
   /// Key buckets and what a call does when nothing is stored for its key (docs/shapes.md).
   shape_options shapes{};
+  /// Measurements made before, outside the winner cache; null: none.
+  std::shared_ptr<const prior_measurements> prior{};
 };
 
 } // namespace tunekit

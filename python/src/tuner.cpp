@@ -188,6 +188,54 @@ private:
   std::function<std::optional<std::size_t>(const config &)> m_index;
 };
 
+// Measurements made before, outside the winner cache, written in Python (a reader of another
+// tuner's files): `name` says where they come from; `find(key)` returns a list of
+// (index, time_ms, reason): a config of the space by its index, its time in milliseconds (None:
+// it failed, and `reason` says why). The core calls `find` once per search, with or without the
+// GIL.
+class py_prior final : public prior_measurements {
+public:
+  explicit py_prior(nb::object obj) : m_obj(std::move(obj)) {}
+  void bind(const config_space *space) { m_space = space; }
+  [[nodiscard]] std::string name() const override {
+    const nb::gil_scoped_acquire gil;
+    return nb::cast<std::string>(m_obj.attr("name"));
+  }
+  [[nodiscard]] std::vector<candidate_record> find(const key &k) const override {
+    const nb::gil_scoped_acquire gil;
+    std::vector<candidate_record> out;
+    try {
+      nb::object found = m_obj.attr("find")(key_to_py(k));
+      for (nb::handle item : found) {
+        const auto [index, ms, reason] =
+            nb::cast<std::tuple<std::size_t, std::optional<double>, std::string>>(item);
+        if (index >= m_space->size()) {
+          throw error("measurement of config #" + std::to_string(index) + ", not one of the " +
+                      std::to_string(m_space->size()) + " configs of the space");
+        }
+        candidate_record r;
+        r.config = (*m_space)[index];
+        if (ms) {
+          r.time_ms = *ms;
+        } else {
+          r.status = candidate_status::failed;
+        }
+        r.reason = reason;
+        out.push_back(std::move(r));
+      }
+    } catch (nb::python_error &e) {
+      throw error(e.what());
+    } catch (const nb::cast_error &) {
+      throw error("find(key) must return a list of (index, time_ms or None, reason)");
+    }
+    return out;
+  }
+
+private:
+  nb::object m_obj;
+  const config_space *m_space = nullptr;
+};
+
 // The key buckets as tunekit's Python side passes them: a list of (position, rule, argument)
 // with rule "pow2" (argument None), "edges" (a list of ints) or "multiple" (an int).
 std::vector<key_bucket> to_buckets(const nb::object &list) {
@@ -289,6 +337,11 @@ py_tuner::py_tuner(std::string name, const nb::list &configs, std::string versio
     preparer = std::make_shared<py_preparer>(std::move(p));
     o.preparer = preparer;
   }
+  std::shared_ptr<py_prior> prior;
+  if (nb::object m = r.object("prior"); !m.is_none()) {
+    prior = std::make_shared<py_prior>(std::move(m));
+    o.prior = prior;
+  }
   r.finish();
 
   m_tuner = std::make_unique<tuner>(std::move(name), config_space(std::move(space)), std::move(o));
@@ -296,6 +349,9 @@ py_tuner::py_tuner(std::string name, const nb::list &configs, std::string versio
   m_index.reserve(sp.size());
   for (std::size_t i = 0; i < sp.size(); ++i) {
     m_index.emplace(sp[i], i);
+  }
+  if (prior) {
+    prior->bind(&sp);
   }
   if (preparer) {
     preparer->bind([this](const config &c) -> std::optional<std::size_t> {

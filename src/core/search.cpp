@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 namespace tunekit::detail {
 
@@ -117,19 +118,62 @@ struct batch_state {
   double best_time = infinity;           // this rank's best, for the policy's early stop
   std::optional<fatal_candidate_error> fatal;
   search_observer *observer = nullptr;
+  std::vector<const candidate_record *> reuse; // per candidate: taken instead of measured, or null
 };
 
-// The record an earlier search of this key holds for `c`, or null.
-const candidate_record *reused_record(const search_request &in, const config &c) {
-  if (in.reused == nullptr || in.comm.size() > 1) {
-    return nullptr;
+// The records a search takes instead of measuring (an earlier search of this key, measurements
+// made before: docs/shapes.md), one per candidate or null. With several ranks, a candidate is
+// taken only when every rank holds a record of it: every rank then measures the same candidates,
+// as collective work inside the function needs. One reduction, on every rank alike.
+std::vector<const candidate_record *> reuse_plan(const search_request &in) {
+  const std::size_t n = in.candidates.size();
+  std::vector<const candidate_record *> plan(n, nullptr);
+  if (in.reused == nullptr) {
+    return plan;
   }
-  for (const auto &r : *in.reused) {
-    if (r.config == c && r.config.template_id() == c.template_id()) {
-      return &r;
+  if (!in.reused->empty()) {
+    std::unordered_multimap<std::string, const candidate_record *> by_text;
+    for (const auto &r : *in.reused) {
+      by_text.emplace(r.config.to_string(), &r);
+    }
+    for (std::size_t i = 0; i < n && !by_text.empty(); ++i) {
+      if (!in.kept[i]) {
+        continue;
+      }
+      const config &c = in.candidates[i];
+      const auto [lo, hi] = by_text.equal_range(c.to_string());
+      for (auto it = lo; it != hi; ++it) {
+        if (it->second->config == c && it->second->config.template_id() == c.template_id()) {
+          plan[i] = it->second;
+          break;
+        }
+      }
     }
   }
-  return nullptr;
+  if (in.comm.size() > 1) {
+    std::vector<double> missing(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      missing[i] = plan[i] == nullptr ? 1.0 : 0.0;
+    }
+    collective(in.what, "agreement on the measurements taken from before",
+               [&] { in.comm.all_reduce_max(missing); });
+    std::size_t held = 0;
+    std::size_t taken = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      held += plan[i] != nullptr ? 1 : 0;
+      if (missing[i] > 0) {
+        plan[i] = nullptr;
+      }
+      taken += plan[i] != nullptr ? 1 : 0;
+    }
+    if (in.output.verbose && taken < held) {
+      in.output.log.info(in.what + ": " + std::to_string(held - taken) + " of the " +
+                         std::to_string(held) +
+                         " candidates measured before are measured again: not every rank "
+                         "holds them");
+    }
+  }
+  return plan;
 }
 
 // Measures the candidates of `batch` this rank owns (the j-th belongs to rank j % size with the
@@ -166,7 +210,7 @@ std::vector<double> measure_batch(const search_request &in, std::span<const std:
       continue; // stop measuring, but still take part in the reduction below
     }
     candidate_record &r = st.records[i];
-    if (const candidate_record *before = reused_record(in, in.candidates[i])) {
+    if (const candidate_record *before = st.reuse[i]) {
       r = *before; // measured by an earlier search of this key (docs/shapes.md)
       times[j] = r.time_ms;
       ++st.done;
@@ -344,6 +388,7 @@ search_result search(const search_request &in) {
   for (std::size_t i = 0; i < n; ++i) {
     st.records[i].config = in.candidates[i];
   }
+  st.reuse = reuse_plan(in);
   st.planned = space ? std::min(kept.size(), in.settings.budget.max_evaluations) : kept.size();
 
   // The observers: the verbose lines, the live progress line (local rank 0 only), the caller's.

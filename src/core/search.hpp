@@ -89,10 +89,11 @@ struct search_request {
   measuring measure;
   transfer_source transfer;
   search_output output;
-  /// Records of candidates measured before for this key, hardware and code identity under the
-  /// same policy and measurer (an entry of another config space): taken instead of measuring them
-  /// again. Null or empty: every candidate is measured. A single process only: with several ranks
-  /// every rank measures the same list.
+  /// Records of candidates measured before (an entry of this key, hardware and code identity of
+  /// another config space under the same policy and measurer; the tuner's prior measurements):
+  /// taken instead of measuring them again. Null or empty: every candidate is measured. With
+  /// several ranks, only the candidates every rank holds a record of are taken (one reduction,
+  /// when not null), so that every rank measures the same list.
   const std::vector<candidate_record> *reused = nullptr;
 };
 

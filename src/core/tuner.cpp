@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 
@@ -201,38 +202,108 @@ struct tuner::impl {
     }
   }
 
-  // The measurements of an entry of this key recorded for another config space (the space
-  // changed) with the same policy, measurer, buckets and dependencies: a search takes them instead
-  // of measuring those candidates again (docs/shapes.md). A single process only, and never under
-  // forced tuning.
-  [[nodiscard]] std::vector<candidate_record> reusable(const detail::call_candidates &cands,
-                                                       const communicator &comm,
-                                                       const measure_policy &policy,
-                                                       bool verbose) const {
+  // What a search takes instead of measuring (docs/shapes.md): the measurements of an entry of
+  // this key recorded for another config space (the space changed) with the same policy,
+  // measurer, buckets and dependencies, then the tuner's prior measurements of the configs the
+  // entry does not hold. Never under forced tuning.
+  [[nodiscard]] std::vector<candidate_record>
+  reusable(const detail::call_candidates &cands, const measure_policy &policy, bool verbose) const {
     std::vector<candidate_record> out;
-    if (!opts.use_disk_cache || comm.size() > 1 || env.always_tune) {
+    if (env.always_tune) {
       return out;
     }
-    const auto r = cache.load({name, opts.version}, hw, cands.stored_key());
-    if (!r.found()) {
-      return out;
-    }
-    const cache_entry &e = *r.value;
-    if (!e.space || e.space->digest == space_digest || !(e.policy == policy) ||
-        e.measurer != meas->name() || e.key_buckets != buckets ||
-        !dependency_diff(e.dependencies, deps).empty()) {
-      return out;
-    }
-    for (const auto &c : e.candidates) {
-      if (c.status != candidate_status::pruned) {
-        out.push_back(c);
+    if (opts.use_disk_cache) {
+      const auto r = cache.load({name, opts.version}, hw, cands.stored_key());
+      if (r.found()) {
+        const cache_entry &e = *r.value;
+        if (e.space && e.space->digest != space_digest && e.policy == policy &&
+            e.measurer == meas->name() && e.key_buckets == buckets &&
+            dependency_diff(e.dependencies, deps).empty()) {
+          for (const auto &c : e.candidates) {
+            if (c.status != candidate_status::pruned) {
+              out.push_back(c);
+            }
+          }
+          if (verbose && !out.empty()) {
+            log.info(cands.context() + ": the space changed; " + std::to_string(out.size()) +
+                     " candidates measured before are taken from " + r.path.string());
+          }
+        }
       }
     }
-    if (verbose && !out.empty()) {
-      log.info(cands.context() + ": the space changed; " + std::to_string(out.size()) +
-               " candidates measured before are taken from " + r.path.string());
+    if (opts.prior) {
+      take_prior(cands, verbose, out);
     }
     return out;
+  }
+
+  // The prior measurements of the call's key, appended to `out` for the configs it lacks.
+  void take_prior(const detail::call_candidates &cands, bool verbose,
+                  std::vector<candidate_record> &out) const {
+    const std::string from = opts.prior->name();
+    std::vector<candidate_record> found;
+    try {
+      found = opts.prior->find(cands.stored_key());
+    } catch (const std::exception &e) {
+      log.warn(cands.context() + ": the measurements of " + from +
+               " could not be read, so every candidate is measured: " + e.what());
+      return;
+    }
+    // Each kept candidate of the call that the entry's measurements lack takes the first usable
+    // record of its config.
+    std::unordered_multimap<std::string, candidate_record *> by_text;
+    for (auto &r : found) {
+      const bool ok = r.status == candidate_status::ok;
+      if ((ok && std::isfinite(r.time_ms) && r.time_ms >= 0) ||
+          r.status == candidate_status::failed) {
+        by_text.emplace(r.config.to_string(), &r);
+      }
+    }
+    const auto same = [](const config &a, const config &b) {
+      return a == b && a.template_id() == b.template_id();
+    };
+    const std::size_t from_entry = out.size();
+    std::size_t taken = 0;
+    const std::vector<bool> &kept = cands.kept_list();
+    for (std::size_t i = 0; i < cands.size() && !by_text.empty(); ++i) {
+      if (!kept[i]) {
+        continue;
+      }
+      const config &c = cands[i];
+      const auto [lo, hi] = by_text.equal_range(c.to_string());
+      const auto it =
+          std::find_if(lo, hi, [&](const auto &kv) { return same(kv.second->config, c); });
+      if (it == hi ||
+          std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(from_entry),
+                      [&](const candidate_record &o) { return same(o.config, c); })) {
+        continue;
+      }
+      candidate_record r = std::move(*it->second);
+      by_text.erase(it);
+      if (r.status == candidate_status::ok) {
+        const sample_stats none{};
+        if (r.stats.mean == none.mean && r.stats.median == none.median && r.stats.max == none.max) {
+          r.stats = {r.time_ms, r.time_ms, r.time_ms, r.time_ms, 0};
+        }
+        if (r.reason.empty()) {
+          r.reason = "measured before: " + from;
+        }
+      } else {
+        r.time_ms = std::numeric_limits<double>::infinity();
+        std::string reason = "measured before: " + from;
+        if (!r.reason.empty()) {
+          reason += ": ";
+          reason += r.reason;
+        }
+        r.reason = std::move(reason);
+      }
+      out.push_back(std::move(r));
+      ++taken;
+    }
+    if (verbose && taken > 0) {
+      log.info(cands.context() + ": " + std::to_string(taken) + " measurements made before are " +
+               "taken from " + from);
+    }
   }
 
   // Step 6 and what follows it: the search, then the entry recorded, agreed, written (the
@@ -250,7 +321,7 @@ struct tuner::impl {
     const std::vector<bool> &kept = cands.kept_list();
     const function_identity fn{name, opts.version};
     const detail::search_effort budget = detail::search_effort_of(level, opts.search, opts.policy);
-    const std::vector<candidate_record> reused = reusable(cands, comm, budget.policy, verbose);
+    const std::vector<candidate_record> reused = reusable(cands, budget.policy, verbose);
     detail::search_result found = detail::search(
         {.tuner = name,
          .what = what,

@@ -10,9 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -109,10 +112,12 @@ double near_n(const config &c, const key &k) {
 
 class shapes_test : public tuner_test {
 protected:
-  auto make(tunekit::shape_options shapes) {
+  auto make(tunekit::shape_options shapes,
+            std::shared_ptr<const tunekit::prior_measurements> prior = nullptr) {
     auto o = opts();
     o.measurer = std::make_shared<tunekit::simulated_measurer>(near_n, 0.0, 1);
     o.shapes = std::move(shapes);
+    o.prior = std::move(prior);
     return tunekit::autotune(
         "scale", block_space(), [](int n) { return key{n}; }, tunekit::keep_all{},
         [this](int /*n*/, const config &c) { p->calls.push_back(c); }, std::move(o));
@@ -248,6 +253,164 @@ TEST_F(shapes_test, a_changed_space_measures_only_its_new_configs) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->candidates.size(), 10U); // all ten recorded, eight of them from the old entry
   EXPECT_EQ(log.count(tunekit::log_level::info, {"the space changed; 8 candidates measured"}), 1U);
+}
+
+// Rank 1 of two whose other rank holds no earlier measurement of the candidates `lacks` names
+// (their positions in the space): the agreement on the measurements taken from before is the one
+// reduction of one value per candidate.
+class other_rank_lacks final : public tunekit::communicator {
+public:
+  other_rank_lacks(std::size_t candidates, std::vector<std::size_t> lacks)
+      : m_n(candidates), m_lacks(std::move(lacks)) {}
+  [[nodiscard]] int rank() const override { return 1; }
+  [[nodiscard]] int size() const override { return 2; }
+  void all_reduce_max(std::span<double> values) override {
+    if (values.size() == m_n) {
+      ++agreements;
+      for (auto i : m_lacks) {
+        values[i] = std::max(values[i], 1.0);
+      }
+    }
+  }
+  void all_reduce_min(std::span<double> /*values*/) override {}
+  void broadcast(std::span<std::byte> /*bytes*/, int /*root*/) override {}
+  void barrier() override {}
+  int agreements = 0;
+
+private:
+  std::size_t m_n;
+  std::vector<std::size_t> m_lacks;
+};
+
+TEST_F(shapes_test, with_several_ranks_only_what_every_rank_measured_before_is_taken) {
+  auto before = make({});
+  before(1000);
+  ASSERT_EQ(before.tuner().last_source(), source::search);
+  p->calls.clear();
+  auto bigger = tunekit::config_space::product(
+      {{"BLOCK", {256, 512, 1024, 2048, 1000}}, {"num_warps", {4, 8}}});
+  // The other rank lacks the first config (BLOCK 256, 4 warps): it is measured again, on every
+  // rank, with the two new ones; the seven others are taken.
+  other_rank_lacks comm(bigger.size(), {0});
+  auto o = opts();
+  o.measurer = std::make_shared<tunekit::simulated_measurer>(near_n, 0.0, 1);
+  o.comm = &comm;
+  auto after = tunekit::autotune(
+      "scale", bigger, [](int n) { return key{n}; }, tunekit::keep_all{},
+      [this](int /*n*/, const config &c) { p->calls.push_back(c); }, std::move(o));
+  after.with({.verbose = true})(1000);
+  EXPECT_EQ(after.tuner().last_source(), source::search);
+  EXPECT_EQ(comm.agreements, 1);
+  std::size_t block_256 = 0;
+  for (const auto &c : p->calls) {
+    const auto b = c.get_int("BLOCK");
+    EXPECT_TRUE(b == 1000 || (b == 256 && c.get_int("num_warps") == 4)) << c.to_string();
+    block_256 += b == 256 ? 1 : 0;
+  }
+  EXPECT_GE(block_256, 1U);
+  EXPECT_EQ(log.count(tunekit::log_level::info,
+                      {"1 of the 8 candidates measured before are measured again"}),
+            1U);
+  ASSERT_TRUE(after.tuner().last_search());
+  EXPECT_EQ(after.tuner().last_search()->candidates.size(), 10U);
+}
+
+// Measurements made elsewhere (another tuner's file), for key 1000 only.
+class held_elsewhere final : public tunekit::prior_measurements {
+public:
+  [[nodiscard]] std::string name() const override { return "a file of another tuner"; }
+  [[nodiscard]] std::vector<tunekit::candidate_record> find(const key &k) const override {
+    ++asked;
+    if (fail) {
+      throw tunekit::error("unreadable");
+    }
+    if (k != key{1000}) {
+      return {};
+    }
+    std::vector<tunekit::candidate_record> out;
+    auto ok = [&](std::int64_t block, std::int64_t warps, double ms) {
+      tunekit::candidate_record r;
+      r.config = config{{"BLOCK", block}, {"num_warps", warps}};
+      r.time_ms = ms;
+      out.push_back(r);
+    };
+    ok(256, 8, 0.001); // faster than anything measured here: the winner
+    ok(512, 4, 3.0);
+    ok(512, 8, -1.0);    // not a time: measured here
+    ok(4096, 4, 0.0001); // not a config of the space: ignored
+    tunekit::candidate_record failed;
+    failed.config = config{{"BLOCK", 2048}, {"num_warps", 8}};
+    failed.status = tunekit::candidate_status::failed;
+    failed.reason = "out of resources";
+    out.push_back(failed);
+    return out;
+  }
+  mutable int asked = 0;
+  bool fail = false;
+};
+
+TEST_F(shapes_test, measurements_made_before_elsewhere_are_taken_and_only_the_rest_measured) {
+  auto prior = std::make_shared<held_elsewhere>();
+  auto scale = make({}, prior);
+  scale.with({.verbose = true})(1000);
+  EXPECT_EQ(scale.tuner().last_source(), source::search);
+  EXPECT_EQ(prior->asked, 1);
+  // 256/8, 512/4 and 2048/8 were taken; the other five (512/8 among them) were measured.
+  std::vector<std::string> ran;
+  for (const auto &c : p->calls) {
+    ran.push_back(c.to_string());
+  }
+  const auto ran_once = [&](std::int64_t block, std::int64_t warps) {
+    return std::count(ran.begin(), ran.end(),
+                      config{{"BLOCK", block}, {"num_warps", warps}}.to_string());
+  };
+  EXPECT_EQ(ran_once(512, 4), 0);
+  EXPECT_EQ(ran_once(2048, 8), 0);
+  EXPECT_GT(ran_once(512, 8), 0);
+  EXPECT_GT(ran_once(1024, 4), 0);
+  EXPECT_EQ(p->calls.back(), (config{{"BLOCK", 256}, {"num_warps", 8}})); // the prior's winner
+  const auto e = scale.tuner().last_search();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->candidates.size(), 8U);
+  EXPECT_EQ(e->winner, (config{{"BLOCK", 256}, {"num_warps", 8}}));
+  bool saw_failed = false;
+  for (const auto &c : e->candidates) {
+    if (c.config == config{{"BLOCK", 2048}, {"num_warps", 8}}) {
+      saw_failed = true;
+      EXPECT_EQ(c.status, tunekit::candidate_status::failed);
+      EXPECT_EQ(c.reason, "measured before: a file of another tuner: out of resources");
+    }
+    if (c.config == config{{"BLOCK", 512}, {"num_warps", 4}}) {
+      EXPECT_DOUBLE_EQ(c.time_ms, 3.0);
+      EXPECT_DOUBLE_EQ(c.stats.median, 3.0);
+    }
+  }
+  EXPECT_TRUE(saw_failed);
+  EXPECT_EQ(log.count(tunekit::log_level::info,
+                      {"3 measurements made before are taken from a file of another tuner"}),
+            1U);
+  // Another key: nothing held, everything measured.
+  p->calls.clear();
+  scale(300);
+  const auto space = block_space();
+  for (const auto &c : space.configs()) {
+    EXPECT_NE(std::find(p->calls.begin(), p->calls.end(), c), p->calls.end()) << c.to_string();
+  }
+}
+
+TEST_F(shapes_test, prior_measurements_that_cannot_be_read_are_a_warning_and_a_full_search) {
+  auto prior = std::make_shared<held_elsewhere>();
+  prior->fail = true;
+  auto scale = make({}, prior);
+  scale(1000);
+  const auto e = scale.tuner().last_search();
+  ASSERT_TRUE(e);
+  for (const auto &c : e->candidates) {
+    EXPECT_EQ(c.reason.find("measured before"), std::string::npos) << c.reason;
+  }
+  EXPECT_EQ(log.count(tunekit::log_level::warning,
+                      {"a file of another tuner could not be read", "unreadable"}),
+            1U);
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -670,6 +671,48 @@ TEST(MultiRankTuner, StrategySearchesAgreeAcrossRanks) {
       EXPECT_LT(meas->candidates_measured(), e->search->evaluations);
     }
   }
+}
+
+// Measurements made before on some ranks only: a config is taken when every rank holds it, so
+// every rank measures the same configs, and every rank picks the same winner.
+class held_before final : public tunekit::prior_measurements {
+public:
+  explicit held_before(std::vector<int> blocks) : m_blocks(std::move(blocks)) {}
+  [[nodiscard]] std::string name() const override { return "the test's file"; }
+  [[nodiscard]] std::vector<tunekit::candidate_record> find(const key & /*k*/) const override {
+    std::vector<tunekit::candidate_record> out;
+    for (int i : m_blocks) {
+      tunekit::candidate_record r;
+      r.config = config{{"BLOCK", std::int64_t{64} << i}};
+      r.time_ms = i == 3 ? 0.5 : 5.0; // index 3 the fastest, when taken
+      out.push_back(r);
+    }
+    return out;
+  }
+
+private:
+  std::vector<int> m_blocks;
+};
+
+TEST(MultiRankTuner, MeasurementsMadeBeforeAreTakenWhereEveryRankHoldsThem) {
+  temp_dir dir;
+  log_capture log;
+  // Every rank holds 0, 1 and 3; the last rank lacks 2, which every rank then measures.
+  std::vector<int> held{0, 1, 3};
+  if (world_rank() != world_size() - 1) {
+    held.push_back(2);
+  }
+  auto meas = simulated(favour(5));
+  auto o = options(dir.path(), meas, log, &world());
+  o.prior = std::make_shared<held_before>(held);
+  auto f = block_tuner("prior_everywhere", o);
+  const std::int64_t got = f(11);
+  EXPECT_EQ(got, 3); // 0.5 ms from before beats everything measured (1 or 2 ms)
+  EXPECT_TRUE(same_everywhere({got})[0]);
+  EXPECT_EQ(meas->candidates_measured(), 3u); // 2, 4 and 5 (six blocks, 0, 1 and 3 taken)
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->candidates.size(), 6u);
 }
 
 } // namespace

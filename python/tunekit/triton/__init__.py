@@ -19,8 +19,10 @@
   fractional ``top_k`` keeps at least one config and counts the configs left by
   ``early_config_prune``, the default ``reset_to_zero``/``restore_value`` hooks skip ``None``
   arguments, a key holding a ``tl.dtype`` is accepted;
-- ``cache_results`` is accepted and ignored: tunekit's winner cache is always used (turn it off
-  with ``use_disk_cache=False``);
+- tunekit's winner cache is always used (turn it off with ``use_disk_cache=False``), and
+  Triton's ``cache_results`` files are measurements made before: with ``cache_results=True`` a
+  key that tunes takes the times of the file Triton would have read, and
+  ``Autotuner.import_cache_results(path)`` takes those of any such files;
 - keyword-only options beyond Triton's signature: those of ``tunekit.autotune`` that apply to a
   kernel (``Autotuner`` lists them) and ``compile_workers``.
 

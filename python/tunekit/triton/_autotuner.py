@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import os
 import re
 import time
+import warnings
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -28,6 +30,7 @@ from .._autotune import _deferred, _log, _source_text, search_and_table_options
 from .._comm import communicator_for
 from .._describe import describe
 from .._measure import dependencies as _dependencies, torch_hardware
+from ._cache_results import TritonCacheResults, files_below, read_file as read_cache_results
 from ._compile import CompilePool, default_workers
 
 __all__ = ["Autotuner", "OPTIONS", "core_key", "describe_triton_config"]
@@ -145,8 +148,11 @@ class Autotuner(_TritonAutotuner):
     and ``on_miss``; ``autotune_pg``: the ``torch.distributed`` group (or
     communicator) whose ranks agree on every winner (None: the default group);
     ``compile_workers``: processes that compile candidates ahead of their measurement (None:
-    one per CPU; 0: compile at the first launch, as Triton does). ``cache_results`` is accepted
-    and ignored: tunekit's winner cache replaces Triton's."""
+    one per CPU; 0: compile at the first launch, as Triton does). tunekit's winner cache replaces
+    Triton's ``cache_results`` files; with ``cache_results=True`` (or
+    ``TRITON_CACHE_AUTOTUNING=1``) a key that tunes first takes the measurements of the file
+    Triton would have read for it, and ``import_cache_results(path)`` takes those of any such
+    files."""
 
     def __init__(self, fn: Any, arg_names: Sequence[str], configs: Any, key: Sequence[str],
                  reset_to_zero: Any, restore_value: Any, pre_hook: Any = None,
@@ -167,7 +173,9 @@ class Autotuner(_TritonAutotuner):
                          prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
                          use_cuda_graph=use_cuda_graph, do_bench=do_bench,
                          cache_results=cache_results)
-        # Triton's own disk cache is never consulted: the winner cache stands for it.
+        # Triton's own disk cache is not Triton's to consult: the winner cache stands for it, and
+        # its files are measurements made before (_cache_results.py).
+        self._prior = TritonCacheResults(self, read_triton_cache=bool(self.cache_results))
         self.cache_results = False
         # The default hooks, skipping None arguments (newer Triton does).
         if not self.user_defined_pre_hook and (self.reset_to_zero or self.restore_value):
@@ -245,6 +253,7 @@ class Autotuner(_TritonAutotuner):
             if self.compile_workers > 0 and _jit_function(self.fn) is not None:
                 self._pool = CompilePool(self, self.compile_workers)
                 options["preparer"] = self._pool
+            options["prior"] = self._prior
             options.update(
                 measurer=self._bench_state, host_sync=None,
                 hardware=self._hardware if self._hardware is not None else torch_hardware(),
@@ -266,6 +275,28 @@ class Autotuner(_TritonAutotuner):
         """Which source answered the last miss: the core's (``search``, ``cache``, ``memory``,
         ``disabled``...), ``pruned`` (pruning left one config), or None."""
         return self._last
+
+    def import_cache_results(self, path: str | os.PathLike[str]) -> int:
+        """Takes the measurements of Triton's ``cache_results`` files (``<kernel>.autotune.json``,
+        as ``@triton.autotune(..., cache_results=True)`` writes them): the file `path`, or every
+        such file of this kernel below the folder `path` (Triton's cache folder, say). A key that
+        tunes afterwards takes the times they hold for its configs instead of measuring them, and
+        measures only the configs they lack. Returns how many measurements were taken (configs of
+        this autotuner's space). A bad file named by `path` raises ``ValueError``; below a folder
+        it is skipped with a warning."""
+        name = getattr(_jit_function(self.fn), "__name__", None) or self.name
+        files = files_below(path, name)
+        taken = 0
+        for f in files:
+            try:
+                key, records = read_cache_results(f)
+            except ValueError as e:
+                if len(files) == 1 and not os.path.isdir(path):
+                    raise
+                warnings.warn(f"tunekit.triton: {e}; skipped", stacklevel=2)
+                continue
+            taken += self._prior.add(key, records)
+        return taken
 
     def cache_path(self, key: tuple[Any, ...]) -> str:
         """Where the winner cache entry of Triton's ``key`` tuple lives."""
@@ -389,6 +420,7 @@ class Autotuner(_TritonAutotuner):
                 raise ValueError(f"Conflicting meta-parameters: {', '.join(conflicts)}."
                                  " Make sure that you don't re-define auto-tuned symbols.")
         kept = self._indices(pruned)
+        self._prior.pruned = pruned
         tuner = self.tuner
         bench = self._bench_state
         assert bench is not None
