@@ -175,7 +175,8 @@ class Autotuner(_TritonAutotuner):
                          cache_results=cache_results)
         # Triton's own disk cache is not Triton's to consult: the winner cache stands for it, and
         # its files are measurements made before (_cache_results.py).
-        self._prior = TritonCacheResults(self, read_triton_cache=bool(self.cache_results))
+        read_triton_cache = bool(getattr(self, "cache_results", cache_results))
+        self._prior = TritonCacheResults(self, read_triton_cache=read_triton_cache)
         self.cache_results = False
         # The default hooks, skipping None arguments (newer Triton does).
         if not self.user_defined_pre_hook and (self.reset_to_zero or self.restore_value):
