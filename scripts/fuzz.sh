@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tunekit's readers with clang (address and undefined-behaviour
 # sanitizers on) and runs each for a while from seeds taken from the documentation's examples.
-#   scripts/fuzz.sh [seconds per reader, default 30]
+#   scripts/fuzz.sh [seconds per reader, default 30] [reader...]
+# With reader names (cache_entry, artifact, lookup_table, replay, kernel_tuner, kernel_launcher),
+# only those are fuzzed.
 # The readers are fuzzed one after another, each alone on a core (two at once on a 2-core machine
 # ran about a quarter fewer inputs each). A finding stops the script with the reproducer that
 # libFuzzer writes (crash-*, in the build directory's fuzz/ folder).
@@ -9,15 +11,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
+all_readers=(cache_entry artifact lookup_table replay kernel_tuner kernel_launcher)
+readers=("${@:2}")
+if ((${#readers[@]} == 0)); then
+  readers=("${all_readers[@]}")
+fi
+for r in "${readers[@]}"; do
+  [[ " ${all_readers[*]} " == *" $r "* ]] || { echo "fuzz.sh: no reader named $r" >&2; exit 2; }
+done
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
   -DTUNEKIT_FUZZ=ON -DTUNEKIT_WERROR=OFF -DTUNEKIT_BUILD_TESTS=OFF -DTUNEKIT_BUILD_EXAMPLES=OFF \
   -DTUNEKIT_BUILD_BENCH=OFF -DTUNEKIT_INSTALL=OFF -DTUNEKIT_CUDA=OFF -DTUNEKIT_MPI=OFF \
   -DTUNEKIT_BUILD_CLI=OFF -DTUNEKIT_SERVE=OFF >/dev/null
-readers=(cache_entry artifact lookup_table replay kernel_tuner)
-# This configuration's whole build is the core and the fuzz targets: built as one goal, the four
-# fuzz targets compile in parallel (a --target list is built one target after another).
+# This configuration's whole build is the core and the fuzz targets: built as one goal, the fuzz
+# targets compile in parallel (a --target list is built one target after another).
 cmake --build "$build" -j"$(nproc)"
 for r in "${readers[@]}"; do
   [ -x "$build/tests/fuzz/tunekit_fuzz_$r" ] || { echo "tunekit_fuzz_$r was not built" >&2; exit 1; }

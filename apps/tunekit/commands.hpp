@@ -56,6 +56,32 @@ struct kernel_tuner_export_options {
 [[nodiscard]] int cache_export_kernel_tuner(const global_options &g,
                                             const kernel_tuner_export_options &o);
 
+/// `cache import kernel-launcher FILE` and `cache export kernel-launcher`
+/// (kernel_launcher_cmd.cpp): kernel_launcher wisdom files to and from entries (docs/formats.md).
+/// A bad file to import exits 1.
+struct kernel_launcher_import_options {
+  std::filesystem::path file;
+  std::string function;
+  std::string version;
+  /// Each a JSON array (the key of every problem size), or `SIZE=KEY` (the key of one problem
+  /// size); none: each problem size is its entries' key.
+  std::vector<std::string> keys;
+  std::string cache_dir; ///< given after the subcommand; wins over the global one
+};
+[[nodiscard]] int cache_import_kernel_launcher(const global_options &g,
+                                               const kernel_launcher_import_options &o);
+
+struct kernel_launcher_export_options {
+  std::string function;
+  std::string version;
+  std::string tuning_key;                 ///< the header's key; empty: the function's name
+  std::vector<std::string> problem_sizes; ///< each `KEY=SIZE`, for keys that are no problem size
+  std::filesystem::path out;              ///< a file, or a folder for `<tuning key>.wisdom`
+  std::string cache_dir;                  ///< given after the subcommand; wins over the global one
+};
+[[nodiscard]] int cache_export_kernel_launcher(const global_options &g,
+                                               const kernel_launcher_export_options &o);
+
 struct artifact_check_options {
   std::filesystem::path dir;
   bool json = false;

@@ -63,6 +63,42 @@ void add_cache_kernel_tuner(CLI::App &cache, const global_options &g,
   e->callback([&g, &out, &rc] { rc = cache_export_kernel_tuner(g, out); });
 }
 
+// `cache import kernel-launcher` and `cache export kernel-launcher` (kernel_launcher_cmd.cpp),
+// beside the Kernel Tuner ones under `cache import` and `cache export`.
+void add_cache_kernel_launcher(CLI::App &cache, const global_options &g,
+                               kernel_launcher_import_options &in,
+                               kernel_launcher_export_options &out, int &rc) {
+  const char *cache_dir_help = "winner cache directory (as --cache-dir before the command)";
+  auto *i = cache.get_subcommand("import")->add_subcommand(
+      "kernel-launcher", "entries (one per device and problem size) from a kernel_launcher "
+                         "wisdom file");
+  i->add_option("FILE", in.file, "kernel_launcher wisdom file (<tuning key>.wisdom)")->required();
+  i->add_option("--function", in.function, "the tuned function the entries belong to")->required();
+  i->add_option("--version", in.version, "the function's version (default: empty)");
+  i->add_option("--key", in.keys,
+                "SIZE=KEY: the key (a JSON array) of problem size SIZE (a JSON array); KEY alone: "
+                "of the file's one problem size (repeatable; default: the problem size)")
+      ->allow_extra_args(false);
+  i->add_option("--cache-dir", in.cache_dir, cache_dir_help);
+  i->callback([&g, &in, &rc] { rc = cache_import_kernel_launcher(g, in); });
+
+  auto *e = cache.get_subcommand("export")->add_subcommand(
+      "kernel-launcher", "a function's entries as one kernel_launcher wisdom file");
+  e->add_option("--function", out.function, "the tuned function whose entries to export")
+      ->required();
+  e->add_option("--version", out.version, "only entries of this function version");
+  e->add_option("--tuning-key", out.tuning_key,
+                "the kernel's tuning key, written into the file (default: the function name)");
+  e->add_option("--problem-size", out.problem_sizes,
+                "KEY=SIZE: write the entry of key KEY (a JSON array) with problem size SIZE "
+                "(repeatable; needed for keys that are not 1 to 3 ints)")
+      ->allow_extra_args(false);
+  e->add_option("--out", out.out, "output file, or a folder to write <tuning key>.wisdom into")
+      ->required();
+  e->add_option("--cache-dir", out.cache_dir, cache_dir_help);
+  e->callback([&g, &out, &rc] { rc = cache_export_kernel_launcher(g, out); });
+}
+
 void add_artifact(CLI::App &app, const global_options &g, artifact_check_options &check,
                   artifact_emit_options &emit, int &rc) {
   auto *art = app.add_subcommand("artifact", "offline artifacts")->require_subcommand(1);
@@ -148,6 +184,9 @@ int main(int argc, char **argv) {
   kernel_tuner_import_options kt_import;
   kernel_tuner_export_options kt_export;
   add_cache_kernel_tuner(*app.get_subcommand("cache"), global, kt_import, kt_export, rc);
+  kernel_launcher_import_options kl_import;
+  kernel_launcher_export_options kl_export;
+  add_cache_kernel_launcher(*app.get_subcommand("cache"), global, kl_import, kl_export, rc);
 
   artifact_check_options artifact_check;
   artifact_emit_options artifact_emit;

@@ -4,6 +4,7 @@
 
 #include <tunekit/artifact.hpp>
 #include <tunekit/error.hpp>
+#include <tunekit/formats/kernel_launcher.hpp>
 #include <tunekit/formats/kernel_tuner.hpp>
 #include <tunekit/lookup_table.hpp>
 #include <tunekit/strategy/replay.hpp>
@@ -14,6 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <map>
+#include <string>
 #include <string_view>
 
 namespace {
@@ -47,6 +50,37 @@ void read(std::string_view text) {
     }
   } catch (const tunekit::error &e) {
     std::fprintf(stderr, "an imported file does not round-trip: %s\n", e.what());
+    std::abort();
+  }
+#elif TUNEKIT_FUZZ_READER == 6
+  // An imported wisdom file exports, and the export imports back as the same entries (the same
+  // devices, keys, winners and numbers of candidates): a refusal after the first import succeeded
+  // is a finding, not a clear refusal.
+  const tunekit::function_identity fn{"f", "v"};
+  const auto wisdom = tunekit::from_kernel_launcher_wisdom(text, "fuzz input", {fn});
+  std::map<std::string, const tunekit::cache_entry *> first;
+  for (const auto &e : wisdom.entries) {
+    first[e.hardware.name + '\n' + e.key.to_string()] = &e;
+  }
+  try {
+    const auto back = tunekit::from_kernel_launcher_wisdom(
+        tunekit::to_kernel_launcher_wisdom(wisdom.entries, {wisdom.tuning_key, {}}), "fuzz export",
+        {fn});
+    bool same = back.entries.size() == first.size();
+    for (const auto &e : back.entries) {
+      const auto it = first.find(e.hardware.name + '\n' + e.key.to_string());
+      same = same && it != first.end() && it->second->hardware == e.hardware &&
+             it->second->candidates.size() == e.candidates.size() &&
+             it->second->winner == e.winner &&
+             it->second->candidates[it->second->winner_index].time_ms ==
+                 e.candidates[e.winner_index].time_ms;
+    }
+    if (!same) {
+      std::fprintf(stderr, "the export of an imported wisdom file imports as other entries\n");
+      std::abort();
+    }
+  } catch (const tunekit::error &e) {
+    std::fprintf(stderr, "an imported wisdom file does not round-trip: %s\n", e.what());
     std::abort();
   }
 #else
