@@ -52,7 +52,11 @@ std::vector<std::tuple<const float *, float *, float, std::int64_t>> calls;
 for (std::int64_t n = 1024; n <= (1 << 24); n *= 2) {
   calls.emplace_back(x, y, 2.0f, n);
 }
-const tunekit::campaign_result r = tunekit::campaign(scale, calls, {.comm = &world});
+const tunekit::campaign_result r =
+    tunekit::campaign(scale, calls,
+                      {.comm = &world,
+                       .artifacts = {.dir = "artifacts", .name = "scale_f32"},
+                       .table = {.path = "tables/scale.json"}});
 // page end
   static_cast<void>(r);
 }

@@ -17,8 +17,8 @@ from typing import Any
 from . import _core
 from ._autotune import (EFFORTS, TABLE_KEY_FORMATS, AutoTuner, AutotuneOptions, Budget,
                         TunekitWarning, arm, autotune, code_version, edges, multiple, pow2)
-from ._campaign import (Call, CampaignResult, campaign, load_per_shape_json,
-                        write_per_shape_json)
+from ._campaign import (Call, CampaignResult, campaign, load_per_shape_dir, load_per_shape_json,
+                        per_shape_file_name, write_per_shape_json)
 from ._comm import Communicator, MPICommunicator, TorchCommunicator, communicator_for
 from ._contextual import ContextualAutoTuner, contextual_autotune
 from ._describe import describe
@@ -37,7 +37,7 @@ NoValidConfigError = _core.NoValidConfigError
 __all__ = [
     "autotune", "AutoTuner", "AutotuneOptions", "Budget", "arm", "EFFORTS", "pow2", "edges",
     "multiple", "campaign", "Call", "CampaignResult", "write_per_shape_json",
-    "load_per_shape_json", "contextual_autotune",
+    "load_per_shape_json", "load_per_shape_dir", "per_shape_file_name", "contextual_autotune",
     "ContextualAutoTuner", "Communicator",
     "TorchCommunicator", "MPICommunicator", "communicator_for", "Measurer", "CudaEventMeasurer",
     "IsolatedMeasurer", "ServeWorker",
