@@ -25,7 +25,8 @@ from . import _core
 from ._comm import communicator_for
 from ._describe import describe, describe_config
 from ._inplace import ArgumentResets, parameter_names
-from ._measure import CudaEventMeasurer, cuda_in_use, dependencies, host_sync, torch_hardware
+from ._measure import (TIMINGS, CudaEventMeasurer, CudaGraphMeasurer, cuda_in_use, dependencies,
+                       host_sync, torch_hardware)
 
 __all__ = ["autotune", "AutoTuner", "TunekitWarning", "Budget", "arm", "EFFORTS"]
 
@@ -220,6 +221,7 @@ class AutotuneOptions(TypedDict, total=False):
     name: str                                  # the tuner's name
     version: str                               # tuner_options::version
     measurer: Any                              # tuner_options::measurer
+    timing: str                                # event_measurer_options::graph_launches
     warmup: int                                # measure_policy::warmup
     runs: int                                  # measure_policy::runs
     statistic: str                             # measure_policy::stat
@@ -263,7 +265,7 @@ class AutoTuner:
     def __init__(self, fn: Callable[..., Any], config_space: Sequence[dict[str, Any]],
                  key_fn: Callable[..., Any], prune_fn: Callable[..., bool] | None = None, *,
                  name: str | None = None, version: str | None = None, measurer: Any = None,
-                 warmup: int = 5, runs: int = 10, statistic: str = "mean",
+                 timing: str = "eager", warmup: int = 5, runs: int = 10, statistic: str = "mean",
                  early_stop_factor: float = 0.0, early_stop_after: int = 2,
                  use_disk_cache: bool = True, budget: Union[int, Budget, None] = None,
                  strategy: str = "", seed: int = 0, batch_size: int = 1, lookahead: int = 0,
@@ -294,6 +296,12 @@ class AutoTuner:
             raise ValueError("autotune: config_space cannot be empty")
         if warmup < 0 or runs < 1:
             raise ValueError("autotune: warmup must be >= 0 and runs >= 1")
+        if timing not in TIMINGS:
+            raise ValueError(f"autotune: timing must be one of {', '.join(TIMINGS)}, not "
+                             f"{timing!r}")
+        if timing != "eager" and measurer is not None:
+            raise ValueError(f"autotune: timing={timing!r} chooses the measurer; pass it or "
+                             "measurer=, not both")
         if default is not None and not callable(default) and not isinstance(default, dict):
             raise TypeError("autotune: default must be a config dict, a callable of the call's "
                             "arguments returning one, or None")
@@ -362,6 +370,7 @@ class AutoTuner:
         self._hardware = dict(hardware) if hardware is not None else None
         self._dependencies = dict(dependencies or {})
         self._measurer = measurer
+        self._timing = timing
         # key -> recipe of its winner (see _recipe): the hot path's one lookup. After a call
         # that reached the core it is emptied, so that the next hit passes through _call once,
         # records that memory answered and fills it again from _known.
@@ -540,7 +549,11 @@ class AutoTuner:
         PyTorch uses CUDA then."""
         if self._tuner is None:
             measurer = self._measurer
-            if measurer is None and cuda_in_use():
+            if self._timing == "graph":
+                measurer = CudaGraphMeasurer(
+                    early_stop_factor=self._options["early_stop_factor"],
+                    early_stop_after=self._options["early_stop_after"])
+            elif measurer is None and cuda_in_use():
                 measurer = CudaEventMeasurer()
             options = dict(self._options)
             options.update(
@@ -642,7 +655,8 @@ def autotune(config_space: Sequence[dict[str, Any]], key_fn: Callable[..., Any],
     The keyword-only options (docs/python.md lists each with its C++ counterpart):
 
     - identity: ``name``, ``version``, ``hardware``, ``dependencies``;
-    - measurement: ``measurer``, ``warmup``, ``runs``, ``statistic`` ("mean", "median", "min"),
+    - measurement: ``measurer``, ``timing`` ("eager", or "graph": replays of a CUDA graph of
+      100 runs), ``warmup``, ``runs``, ``statistic`` ("mean", "median", "min"),
       ``early_stop_factor``, ``early_stop_after``, ``use_disk_cache``;
     - search: ``budget`` (evaluations, or a ``tunekit.Budget``), ``strategy``, ``seed``,
       ``batch_size``, ``lookahead``, ``start_configs``, ``transfer_from_cache``;

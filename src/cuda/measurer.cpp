@@ -1,11 +1,15 @@
+#include "graph_timing.hpp"
+
 #include <tunekit/cuda/error.hpp>
 #include <tunekit/cuda/measurer.hpp>
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace tunekit::cuda {
 
@@ -16,23 +20,6 @@ constexpr std::size_t fallback_l2_bytes = std::size_t{64} << 20;
 std::string run_name(bool timed, int i, int total) {
   return std::string(timed ? "timed" : "warmup") + " run " + std::to_string(i + 1) + "/" +
          std::to_string(total);
-}
-
-// Throws for an error seen while measuring. The table in `classify` decides first; an error it
-// calls a candidate failure is still fatal when it turns out to be sticky (the stream keeps
-// reporting an error after it was cleared), so that a code the table does not know cannot let a
-// search go on in a broken context.
-[[noreturn]] void fail(cudaError_t code, cudaStream_t stream, const std::string &context) {
-  if (classify(code) == error_class::candidate) {
-    static_cast<void>(cudaGetLastError());
-    const cudaError_t after = cudaStreamSynchronize(stream);
-    if (after != cudaSuccess && (after == code || classify(after) == error_class::fatal)) {
-      throw fatal_candidate_error(context + ": " + describe(code) +
-                                  " (the error is sticky: the CUDA context is no longer usable)");
-    }
-    static_cast<void>(cudaGetLastError());
-  }
-  throw_error(code, context);
 }
 
 } // namespace
@@ -104,8 +91,97 @@ struct event_measurer::resources {
   }
 };
 
+namespace {
+
+// The CUDA calls of a measurement on `stream`, with the measurer's timing events and flush buffer
+// (none: no flush).
+class stream_calls final : public graph_detail::device_calls {
+public:
+  stream_calls(cudaStream_t stream, const std::vector<cudaEvent_t> &events, void *flush_buffer,
+               std::size_t flush_bytes)
+      : m_stream(stream), m_events(events), m_flush(flush_buffer), m_flush_bytes(flush_bytes) {}
+  stream_calls(const stream_calls &) = delete;
+  stream_calls &operator=(const stream_calls &) = delete;
+  ~stream_calls() override { destroy(); }
+
+  cudaError_t last_error() override { return cudaGetLastError(); }
+  cudaError_t synchronize() override { return cudaStreamSynchronize(m_stream); }
+  cudaError_t begin_capture() override {
+    return cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal);
+  }
+  cudaError_t end_capture() override {
+    cudaGraph_t graph = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(m_stream, &graph);
+    if (graph != nullptr) {
+      if (m_graph != nullptr) {
+        static_cast<void>(cudaGraphDestroy(m_graph));
+      }
+      m_graph = graph;
+    }
+    return e;
+  }
+  bool capturing() override {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(m_stream, &status) != cudaSuccess ||
+           status != cudaStreamCaptureStatusNone;
+  }
+  cudaError_t node_count(std::size_t &count) override {
+    count = 0;
+    return m_graph == nullptr ? cudaErrorInvalidValue : cudaGraphGetNodes(m_graph, nullptr, &count);
+  }
+  cudaError_t instantiate() override {
+    return m_graph == nullptr ? cudaErrorInvalidValue : cudaGraphInstantiate(&m_exec, m_graph, 0);
+  }
+  cudaError_t replay() override { return cudaGraphLaunch(m_exec, m_stream); }
+  cudaError_t flush(int i) override {
+    return m_flush != nullptr ? cudaMemsetAsync(m_flush, i & 0xff, m_flush_bytes, m_stream)
+                              : cudaSuccess;
+  }
+  cudaError_t record(std::size_t e) override { return cudaEventRecord(m_events[e], m_stream); }
+  cudaError_t wait(std::size_t e) override { return cudaEventSynchronize(m_events[e]); }
+  cudaError_t elapsed(std::size_t start, std::size_t stop, float &ms) override {
+    return cudaEventElapsedTime(&ms, m_events[start], m_events[stop]);
+  }
+  // In-flight replays are not waited for: CUDA frees a launched executable graph when its work
+  // is done.
+  void destroy() noexcept override {
+    if (m_exec != nullptr) {
+      static_cast<void>(cudaGraphExecDestroy(m_exec));
+      m_exec = nullptr;
+    }
+    if (m_graph != nullptr) {
+      static_cast<void>(cudaGraphDestroy(m_graph));
+      m_graph = nullptr;
+    }
+  }
+
+private:
+  cudaStream_t m_stream;
+  const std::vector<cudaEvent_t> &m_events;
+  void *m_flush;
+  std::size_t m_flush_bytes;
+  cudaGraph_t m_graph = nullptr;
+  cudaGraphExec_t m_exec = nullptr;
+};
+
+} // namespace
+
 event_measurer::event_measurer(event_measurer_options options)
-    : m_options(std::move(options)), m_resources(std::make_unique<resources>()) {}
+    : m_options(std::move(options)), m_resources(std::make_unique<resources>()) {
+  if (m_options.graph_launches < 0) {
+    throw error("cuda measurer: graph_launches must be 0 (eager timing) or the number of launches "
+                "per graph, not " +
+                std::to_string(m_options.graph_launches));
+  }
+  if (m_options.graph_launches > 0 &&
+      (m_options.stream == nullptr || m_options.stream == cudaStreamLegacy)) {
+    throw error("cuda measurer: graph timing (graph_launches = " +
+                std::to_string(m_options.graph_launches) +
+                ") captures on event_measurer_options::stream, and the legacy default stream "
+                "cannot be captured: pass a stream made with cudaStreamCreate (or "
+                "cudaStreamPerThread) and launch on it");
+  }
+}
 
 event_measurer::event_measurer(cudaStream_t stream)
     : event_measurer(event_measurer_options{.stream = stream}) {}
@@ -134,6 +210,11 @@ std::vector<double> event_measurer::measure(const candidate_info &info,
   if (stale != cudaSuccess && classify(stale) == error_class::fatal) {
     throw_error(stale, "cuda measurer: before the first run");
   }
+  stream_calls calls(stream, r.events, m_options.flush_l2 ? r.flush : nullptr, r.flush_bytes);
+  if (m_options.graph_launches > 0) {
+    return graph_detail::measure_graph(calls, info, run, policy, m_options.graph_launches,
+                                       m_options.rotate);
+  }
 
   // One untimed run: a warmup run, and after the early-stop check the run that fills the stream
   // again, so that the next timed run starts behind queued work as the others did.
@@ -144,14 +225,14 @@ std::vector<double> event_measurer::measure(const candidate_info &info,
     reset_before_run(info);
     run();
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-      fail(e, stream, name);
+      graph_detail::fail(calls, e, name);
     }
   };
   // Waits for the first `n` timed runs and reads their times.
   const auto read = [&](int n) {
     const auto last = static_cast<std::size_t>(2 * n - 1);
     if (const cudaError_t e = cudaEventSynchronize(r.events[last]); e != cudaSuccess) {
-      fail(e, stream, "cuda measurer: waiting for the timed runs");
+      graph_detail::fail(calls, e, "cuda measurer: waiting for the timed runs");
     }
     std::vector<double> samples(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < samples.size(); ++i) {
@@ -180,7 +261,7 @@ std::vector<double> event_measurer::measure(const candidate_info &info,
     check(cudaEventRecord(r.events[s], stream), "cuda measurer: recording a start event");
     run();
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-      fail(e, stream, run_name(true, i, policy.runs));
+      graph_detail::fail(calls, e, run_name(true, i, policy.runs));
     }
     check(cudaEventRecord(r.events[s + 1], stream), "cuda measurer: recording a stop event");
     // The policy's early stop: the only wait before the last run, and only when it is due.
