@@ -8,6 +8,7 @@ The report reads entries through the core's reader, so these tests need the inst
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
 import math
@@ -144,8 +145,12 @@ def test_a_cache_written_by_the_cpp_core(tmp_path):
         assert a["log_path"] == str(f.with_suffix(".log"))
     keys = sorted(a["key_text"] for a in data["entries"])
     assert keys == ["(1024)", "(300, b'caf\\xe9')"]
-    # One plotly figure per plot: distribution, parameters and convergence for each entry.
-    assert text.count('class="fig fig-') == 6
+    # One plotly figure per plot: distribution, ranked, parameters and convergence for each entry,
+    # and the winner per key of the function (two keys).
+    assert text.count('class="fig fig-') == 9
+    assert text.count('class="fig fig-across"') == 1
+    (g,) = data["across_keys"]
+    assert [r["key_text"] for r in g["rows"]] == ["(300, b'caf\\xe9')", "(1024)"]
     assert "b&#x27;caf\\xe9&#x27;" in text  # the key's bytes, shown in the page
 
 
@@ -210,7 +215,8 @@ def test_a_strategy_search_in_the_order_measured(tmp_path):
     a = by_function(data)[("demo.sum", "(65536)")]
     assert a["order"] == [2, 1, 0, 4, 3]
     assert a["best_so_far"] == [None, 2.0, 2.0, 2.0, 1.5]
-    assert a["winner"] == {"index": 3, "config": {"tile": 32, "unroll": 4}, "time_ms": 1.5}
+    assert {k: a["winner"][k] for k in ("index", "config", "time_ms")} == {
+        "index": 3, "config": {"tile": 32, "unroll": 4}, "time_ms": 1.5}
     assert a["default"] is None and a["speedup"] is None  # only measured candidates are listed
     assert a["failures"] == [{"reason": "failed: tile 64 exceeds the scratch buffer", "count": 2,
                               "indices": [2, 4]}]
@@ -381,6 +387,338 @@ def test_the_default_cache_dir(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path / "h"))
     assert report.default_cache_dir() == tmp_path / "h" / ".cache" / "tunekit"
 
+
+
+# --- spread, log axes, the best ten, the winner per key, throughput, the speed-up reference ---
+
+def timed(cfg, t, lo, hi, sd, count=None, outliers=None):
+    """A valid candidate with the spread of its timed runs (and their counts, as newer entries
+    record them)."""
+    c = ok(cfg, t)
+    c["stats"] = {"mean": t, "median": t, "min": lo, "max": hi, "stddev": sd}
+    if count is not None:
+        c["stats"]["count"] = count
+        c["stats"]["outliers"] = outliers or 0
+    return c
+
+
+def section(text, n):
+    """The HTML of entry n's section."""
+    start = text.index(f'<section class="entry" id="entry-{n}">')
+    return text[start:text.index("</section>", start)]
+
+
+def across(text, function):
+    """The HTML of the winner-per-key section of `function`."""
+    for m in re.finditer(r'<section class="across" id="across-\d+">\n<h2>([^<]*) ', text):
+        if html.unescape(m.group(1)) == function:
+            return text[m.start():text.index("</section>", m.start())]
+    raise AssertionError(f"no winner-per-key section of {function}")
+
+
+def table_rows(fragment, cls):
+    """The cells of each row of the first table of class `cls` in `fragment` (head row first)."""
+    start = fragment.index(f'<table class="{cls}">')
+    body = fragment[start:fragment.index("</table>", start)]
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c))
+             for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body)]
+
+
+def entry_figures(cache, function):
+    """(the analysis, {name: plotly figure}) of the entry of `function`, as the page draws them."""
+    from tunekit.report._figures import figures
+
+    (e,) = [e for e in report.read_cache(cache)["entries"] if e["function"] == function]
+    a = report.analyse(e)
+    return a, dict(figures(a, e["candidates"]))
+
+
+def test_log_axes_where_the_times_span_more_than_ten_times(tmp_path):
+    cache = tmp_path / "cache"
+    wide = [ok({"B": 1}, 20.0), ok({"B": 2}, 0.5), ok({"B": 3}, 4.0), failed({"B": 4}, "x")]
+    write(cache, entry("axes.wide", [1], wide, 1))  # 40x: log
+    write(cache, entry("axes.ten", [1], [ok({"B": 1}, 10.0), ok({"B": 2}, 1.0)], 1))  # 10x: linear
+    write(cache, entry("axes.narrow", [1], [ok({"B": 1}, 9.0), ok({"B": 2}, 1.0)], 1))
+    text, data = page_data(cache)
+    got = {a["function"]: a["axes"] for a in data["entries"]}
+    assert got["axes.wide"]["ranks"] == "linear"  # one rank: no per-rank times plotted
+    assert {k: v for k, v in got["axes.wide"].items() if k != "ranks"} == {
+        "distribution": "log", "ranked": "log", "parameters": "log", "convergence": "log"}
+    assert set(got["axes.ten"].values()) == {"linear"}
+    assert set(got["axes.narrow"].values()) == {"linear"}
+    a, figs = entry_figures(cache, "axes.wide")
+    assert figs["distribution"].layout.xaxis.type == "log"
+    assert figs["ranked"].layout.yaxis.type == "log"
+    assert figs["convergence"].layout.yaxis.type == "log"
+    assert {ax.type for ax in figs["parameters"].select_yaxes()} == {"log"}
+    assert figs["ranked"].layout.yaxis.title.text == "time (ms, log scale)"
+    # Bins even in log time: every valid time is counted once.
+    (step,) = figs["distribution"].data
+    assert step.x[0] == 0.5 and step.x[-1] == 20.0 and sum(step.y[1:-1:2]) == 3
+    a, figs = entry_figures(cache, "axes.ten")
+    assert figs["distribution"].layout.xaxis.type == "linear"
+    assert figs["ranked"].layout.yaxis.type == "linear"
+    assert figs["distribution"].data[0].type == "histogram"
+    n = {a["function"]: i for i, a in enumerate(data["entries"])}
+    assert "time (ms, log scale)" in section(text, n["axes.wide"])
+    assert "log scale" not in section(text, n["axes.ten"]) + section(text, n["axes.narrow"])
+    assert report._entries.axis_type([0.0, 5.0, 100.0]) == "linear"  # log needs times above 0
+
+
+def test_error_bars_from_the_spread_of_the_timed_runs(tmp_path):
+    cache = tmp_path / "cache"
+    cands = [timed({"B": 1}, 3.0, 2.5, 4.0, 0.4), timed({"B": 2}, 1.0, 0.9, 1.5, 0.1),
+             failed({"B": 3}, "too big"), timed({"B": 4}, 2.0, 1.8, 2.1, 0.05)]
+    write(cache, entry("spread.new", [1], cands, 1))
+    # An entry written before the spread was stored: its statistics are all zeros.
+    old = [ok({"B": 1}, 3.0), ok({"B": 2}, 1.0)]
+    for c in old:
+        c["stats"] = {"mean": 0.0, "median": 0.0, "min": 0.0, "max": 0.0, "stddev": 0.0}
+    write(cache, entry("spread.old", [1], old, 1))
+    text, data = page_data(cache)
+    new, old_a = data["entries"]
+    assert new["function"] == "spread.new" and old_a["function"] == "spread.old"
+    assert new["spread"] == [{"min": 2.5, "max": 4.0, "stddev": 0.4},
+                             {"min": 0.9, "max": 1.5, "stddev": 0.1},
+                             {"min": 1.8, "max": 2.1, "stddev": 0.05}]
+    assert old_a["spread"] is None and old_a["winner"]["spread"] is None
+    a, figs = entry_figures(cache, "spread.new")
+    err = figs["ranked"].data[0].error_y  # ranked by time: B=2, B=4, B=1
+    assert list(figs["ranked"].data[0].y) == [1.0, 2.0, 3.0]
+    assert list(err.array) == pytest.approx([0.5, 0.1, 1.0])
+    assert list(err.arrayminus) == pytest.approx([0.1, 0.2, 0.5])
+    conv = figs["convergence"].data[0].error_y  # candidate order, no bar for the failed one
+    assert list(conv.array)[2] is None and list(conv.array)[0] == pytest.approx(1.0)
+    assert "stats.min .. stats.max" in figs["ranked"].layout.title.text
+    a, figs = entry_figures(cache, "spread.old")
+    assert figs["ranked"].data[0].error_y.array is None
+    assert figs["convergence"].data[0].error_y.array is None
+    assert "no spread recorded" in figs["ranked"].layout.title.text
+    assert ("Error bars span each candidate's fastest to slowest timed run (stats.min .. "
+            "stats.max); a candidate's time is the mean") in section(text, 0)
+    assert "This entry holds no spread of the timed runs" in section(text, 1)
+    # An entry whose candidates have no statistics at all (the report's view of one) draws none.
+    e = report.read_cache(cache)["entries"][1]
+    for c in e["candidates"]:
+        c["stats"] = None
+    assert report.analyse(e)["spread"] is None
+
+
+def test_timed_runs_and_outliers_where_the_entry_counts_them(tmp_path):
+    cache = tmp_path / "cache"
+    counted = [timed({"B": 1}, 3.0, 2.5, 4.0, 0.4, count=10, outliers=1),
+               timed({"B": 2}, 1.0, 0.9, 1.5, 0.1, count=10, outliers=0)]
+    write(cache, entry("runs.counted", [1], counted, 1, schema="tunekit.winner_cache/2"))
+    write(cache, entry("runs.plain", [1], [timed({"B": 1}, 3.0, 2.5, 4.0, 0.4)], 0))
+    text, data = page_data(cache)
+    a = data["entries"][0]
+    assert a["function"] == "runs.counted"
+    assert [r["spread"].get("count") for r in a["best"]] == [10, 10]
+    assert [r["spread"].get("outliers") for r in a["best"]] == [0, 1]
+    rows = table_rows(section(text, 0), "best")
+    assert rows[0][:5] == ["#", "config", "time", "spread", "timed runs"]
+    assert [r[4] for r in rows[1:]] == ["10 (0 outliers)", "10 (1 outlier)"]
+    assert "[B=2] 1 ms; 10 timed runs (0 outliers): 0.9 to 1.5 ms, stddev 0.1 ms" in section(
+        text, 0)
+    rows = table_rows(section(text, 1), "best")
+    assert "timed runs" not in rows[0] and rows[1][3] == "2.5 to 4 ms, stddev 0.4 ms"
+    assert "[B=1] 3 ms; timed runs 2.5 to 4 ms, stddev 0.4 ms</td>" in section(text, 1)
+
+
+def test_the_best_ten_candidates_in_order(tmp_path):
+    cache = tmp_path / "cache"
+    times = [5.0, 3.0, 9.0, 1.0, 7.0, 2.0, 8.0, 4.0, 6.0, 3.0, 10.0, 11.0, 0.5]
+    cands = [ok({"B": i}, t) for i, t in enumerate(times)]
+    cands.insert(4, failed({"B": 99}, "out of memory"))
+    cands[3]["reason"] = "stopped early after 2 of 10 runs (mean 1 ms > 1.5x the best)"
+    write(cache, entry("best.ten", [1], cands, 13))
+    text, data = page_data(cache)
+    (a,) = data["entries"]
+    expect = sorted(((c["time_ms"], i) for i, c in enumerate(cands) if c["status"] == "ok"))[:10]
+    assert [(r["time_ms"], r["index"]) for r in a["best"]] == expect
+    assert [r["rank"] for r in a["best"]] == list(range(1, 11))
+    assert a["best"][0]["winner"] and a["best"][0]["config"] == {"B": 12}
+    assert [r["config"]["B"] for r in a["best"]][3:5] == [1, 9]  # equal times: candidate order
+    rows = table_rows(section(text, 0), "best")
+    assert rows[0] == ["#", "config", "time", "spread", "status"]
+    assert [r[1] for r in rows[1:]] == ["B=" + str(cands[i]["config"]["B"]) for _, i in expect]
+    assert rows[1][0] == "1 (winner)" and rows[1][2] == "0.5 ms"
+    assert "The best 10 of 13 valid candidates" in section(text, 0)
+    assert rows[2][-1] == "ok: stopped early after 2 of 10 runs (mean 1 ms > 1.5x the best)"
+    assert [r[-1] for r in rows[1:]].count("ok") == 9
+    # The table follows the ranked figure.
+    sec = section(text, 0)
+    assert sec.index('class="fig fig-ranked"') < sec.index('<table class="best">') < sec.index(
+        'class="fig fig-parameters"')
+
+
+def gemm_cache(tmp_path):
+    cache = tmp_path / "cache"
+    # Keys (M, N, K); the winner's time and config differ per key.
+    for key, t, tile in (([4096, 4096, 4096], 3.2, 128), ([256, 256, 256], 0.01, 16),
+                         ([1024, 1024, 1024], 0.2, 64), ([1024, 1024, 64], 0.02, 32)):
+        cands = [timed({"tile": 8}, t * 4, t * 3.5, t * 5, t / 10),
+                 timed({"tile": tile}, t, t * 0.9, t * 1.2, t / 20)]
+        write(cache, entry("gemm", key, cands, 1))
+    write(cache, entry("copy", [1 << 20], [ok({"B": 1}, 0.5), ok({"B": 2}, 0.25)], 1))
+    write(cache, entry("copy", ["text"], [ok({"B": 1}, 0.5)], 0))
+    return cache
+
+
+def test_the_winner_per_key_in_numeric_key_order(tmp_path):
+    text, data = page_data(gemm_cache(tmp_path))
+    groups = {g["function"]: g for g in data["across_keys"]}
+    g = groups["gemm"]
+    assert [r["key"] for r in g["rows"]] == [[256, 256, 256], [1024, 1024, 64],
+                                            [1024, 1024, 1024], [4096, 4096, 4096]]
+    assert [r["config"] for r in g["rows"]] == [{"tile": 16}, {"tile": 32}, {"tile": 64},
+                                               {"tile": 128}]
+    assert [r["time_ms"] for r in g["rows"]] == [0.01, 0.02, 0.2, 3.2]
+    assert [r["speedup"] for r in g["rows"]] == pytest.approx([4.0] * 4)
+    assert g["axis"] == "log" and groups["copy"]["axis"] == "linear"
+    assert [r["key_text"] for r in groups["copy"]["rows"]] == ["(1048576)", "(text)"]
+    rows = table_rows(across(text, "gemm"), "across")
+    assert rows[0] == ["key", "winner config", "time", "spread", "speed-up"]
+    assert [r[0] for r in rows[1:]] == ["(256, 256, 256)", "(1024, 1024, 64)",
+                                        "(1024, 1024, 1024)", "(4096, 4096, 4096)"]
+    assert rows[1][1:3] == ["tile=16", "0.01 ms"] and rows[1][4] == "4x over the default"
+    assert text.count('class="fig fig-across"') == 2
+    # The entries follow the same order.
+    assert [a["key_text"] for a in data["entries"] if a["function"] == "gemm"] == [
+        r["key_text"] for r in g["rows"]]
+    assert report._entries.key_order([2, 10]) < report._entries.key_order([10, 1])
+    assert report._entries.key_order([2, 3]) < report._entries.key_order([2, 10])
+
+
+def test_throughput_from_the_work_expressions(tmp_path, capsys):
+    cache = gemm_cache(tmp_path)
+    text = report.build_html(cache, flop="2*k0*k1*k2", bytes=["copy=8*k0", "4*(k0*k2+k2*k1+k0*k1)"])
+    data = report.read_report_data(text)
+    got = {(a["function"], a["key_text"]): a for a in data["entries"]}
+    a = got[("gemm", "(4096, 4096, 4096)")]
+    assert a["work"]["flop"] == {"expression": "2*k0*k1*k2", "value": 2.0 * 4096 ** 3,
+                                 "error": None}
+    assert a["winner"]["throughput"]["gflop_s"] == pytest.approx(2 * 4096 ** 3 / 3.2e-3 / 1e9)
+    assert a["winner"]["throughput"]["gb_s"] == pytest.approx(4 * 3 * 4096 ** 2 / 3.2e-3 / 1e9)
+    assert [r["throughput"]["gflop_s"] for r in a["best"]] == pytest.approx(
+        [2 * 4096 ** 3 / (t * 1e6) for t in (3.2, 12.8)])
+    c = got[("copy", "(1048576)")]
+    assert c["work"]["bytes"]["value"] == 8 * 2 ** 20  # its own expression wins
+    assert c["winner"]["throughput"]["gb_s"] == pytest.approx(8 * 2 ** 20 / 0.25e-3 / 1e9)
+    n = {(a["function"], a["key_text"]): i for i, a in enumerate(data["entries"])}
+    assert ("2*k0*k1*k2: none for this key (the key has 1 value: there is no k1)"
+            in section(text, n[("copy", "(1048576)")]))
+    assert "work per call (FLOP)</td><td>2*k0*k1*k2 = 1.37439e+11" in section(
+        text, n[("gemm", "(4096, 4096, 4096)")])
+    # A key value that is not a number, and a key too short, give no work, and say why.
+    t = got[("copy", "(text)")]
+    assert t["work"]["bytes"]["value"] is None and "k0 is 'text', not a number" in t["work"][
+        "bytes"]["error"]
+    assert "there is no k1" in c["work"]["flop"]["error"] and c["winner"]["throughput"] == {
+        "gb_s": pytest.approx(8 * 2 ** 20 / 0.25e-3 / 1e9)}
+    g = {g["function"]: g for g in data["across_keys"]}["gemm"]
+    assert [r["throughput"]["gflop_s"] for r in g["rows"]] == pytest.approx(
+        [2 * 256 ** 3 / 1e4, 2 * 1024 * 1024 * 64 / 2e4, 2 * 1024 ** 3 / 2e5,
+         2 * 4096 ** 3 / 3.2e6])
+    assert table_rows(across(text, "gemm"), "across")[0] == [
+        "key", "winner config", "time", "spread", "GFLOP/s", "GB/s", "speed-up"]
+    assert table_rows(across(text, "copy"), "across")[0] == [
+        "key", "winner config", "time", "spread", "GB/s", "speed-up"]
+    assert data["work"] == {"flop": {"*": "2*k0*k1*k2"},
+                            "bytes": {"copy": "8*k0", "*": "4*(k0*k2+k2*k1+k0*k1)"}}
+    assert "GFLOP/s from the work per call: flop = <code>2*k0*k1*k2</code>" in text
+    # The command line and the mapping form give the same numbers.
+    out = tmp_path / "r.html"
+    assert report.main(["--cache-dir", str(cache), "-o", str(out), "--flop", "gemm=2*k0*k1*k2",
+                        "--bytes", "copy=8*k0"]) == 0
+    cli = by_function(report.read_report_data(out.read_text()))
+    assert cli[("gemm", "(256, 256, 256)")]["winner"]["throughput"] == {
+        "gflop_s": pytest.approx(2 * 256 ** 3 / 1e4)}
+    assert cli[("copy", "(1048576)")]["work"] == {"bytes": {"expression": "8*k0",
+                                                             "value": 8 * 2 ** 20, "error": None}}
+    again = report.read_report_data(report.build_html(cache, flop={"gemm": "2*k0*k1*k2"}))
+    assert by_function(again)[("gemm", "(256, 256, 256)")]["work"] == cli[
+        ("gemm", "(256, 256, 256)")]["work"]
+    assert by_function(again)[("copy", "(1048576)")]["work"] == {}
+
+
+@pytest.mark.parametrize("expr, why", [
+    ("__import__('os').system('true')", "attribute access '.system' is not allowed"),
+    ("__import__('os')", "a call of '__import__' is not allowed"),
+    ("k0.real", "attribute access '.real' is not allowed"),
+    ("open('/etc/passwd')", "a call of 'open' is not allowed"),
+    ("(1).__class__", "attribute access '.__class__' is not allowed"),
+    ("[k0][0]", "a subscript is not allowed"),
+    ("abs(k0, k1)", "abs takes 1 argument"),
+    ("-" * 990 + "k0", "nests too deeply"),
+    ("n * 2", "the name 'n' is not allowed"),
+    ("'a' * 3", "the literal 'a' is not allowed"),
+    ("k0 if k0 else 1", "a conditional expression is not allowed"),
+    ("k0 < 1", "a comparison is not allowed"),
+    ("lambda: 1", "a lambda is not allowed"),
+    ("k0 @ k1", "the operator MatMult is not allowed"),
+    ("1j * k0", "the literal 1j is not allowed"),
+    ("max(k0)", "max takes at least 2 arguments"),
+    ("2 *", "is not an expression"),
+    ("", "the expression is empty"),
+    ("k0 + " * 300 + "1", "longer than 1000 characters"),
+])
+def test_an_unsafe_or_bad_expression_is_refused(tmp_path, capsys, expr, why):
+    cache = gemm_cache(tmp_path)
+    with pytest.raises(report.ReportError, match=re.escape(why)):
+        report.build_html(cache, flop=expr)
+    assert report.main(["--cache-dir", str(cache), "-o", str(tmp_path / "r.html"),
+                        "--bytes", "gemm=" + expr]) == 2
+    err = capsys.readouterr().err
+    assert "--bytes gemm" in err and why in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_expressions_that_give_no_value_are_not_fatal(tmp_path):
+    cache = gemm_cache(tmp_path)
+    data = report.read_report_data(report.build_html(
+        cache, flop=["gemm=9**9**9", "copy=k0/(k0-k0)"]))
+    got = by_function(data)
+    assert "no finite value" in got[("gemm", "(256, 256, 256)")]["work"]["flop"]["error"]
+    assert got[("copy", "(1048576)")]["work"]["flop"]["error"] == "division by zero"
+    assert got[("copy", "(1048576)")]["winner"]["throughput"] == {}
+    ok_ = report.read_report_data(report.build_html(cache, flop="log2(k0) * sqrt(k1) + min(k0, 3)"))
+    assert by_function(ok_)[("gemm", "(256, 256, 256)")]["work"]["flop"]["value"] == 8 * 16 + 3
+    with pytest.raises(report.ReportError, match="two expressions for function 'gemm'"):
+        report.build_html(cache, flop=["gemm=k0", "gemm=k1"])
+
+
+def test_the_speed_up_reference(tmp_path):
+    cache = tmp_path / "cache"
+    cands = [ok({"B": 1}, 4.0), ok({"B": 2}, 2.0), ok({"B": 3}, 1.0)]
+
+    def with_space(e, pruned, position):
+        e["space"] = {"size": 3 + pruned, "pruned": pruned, "digest": "0" * 64, "winner": position}
+        return e
+
+    write(cache, with_space(entry("r.default", [1], cands, 2), 0, 2))
+    # Candidates before the winner were left out: the default's time is not in the entry.
+    write(cache, with_space(entry("r.unknown", [1], cands, 2), 4, 4))
+    # The default failed.
+    write(cache, entry("r.failed", [1], [failed({"B": 1}, "no"), ok({"B": 2}, 3.0),
+                                         ok({"B": 3}, 1.0), ok({"B": 4}, 6.0)], 2))
+    text, data = page_data(cache)
+    got = {a["function"]: a for a in data["entries"]}
+    d = got["r.default"]["reference"]
+    assert d["kind"] == "default" and d["speedup"] == pytest.approx(4.0) and d["why"] is None
+    u = got["r.unknown"]["reference"]
+    assert u["kind"] == "median" and u["time_ms"] == 2.0 and u["speedup"] == pytest.approx(2.0)
+    assert "does not identify the default" in u["why"]
+    assert got["r.unknown"]["speedup"] is None  # no speed-up over the default itself
+    f = got["r.failed"]["reference"]
+    assert f["kind"] == "median" and f["time_ms"] == 3.0 and "is failed" in f["why"]
+    by_name = {a["function"]: n for n, a in enumerate(data["entries"])}
+    assert ("2x over the median of the 3 valid candidates, 2 ms; the entry does not identify "
+            "the default") in section(text, by_name["r.unknown"])
+    assert html.escape("4x over the default (the space's first config), 4 ms") in section(
+        text, by_name["r.default"])
+    assert "3x over the median candidate" in text  # the contents line says which
 
 
 # --- the C++ command ---------------------------------------------------------------------------

@@ -10,15 +10,24 @@ from typing import Iterable, Optional
 
 from ._entries import ReportError, default_cache_dir
 from ._page import build_html, read_report_data
+from ._work import ALLOWED, Spec
 
 
 def report(cache_dir: Optional[os.PathLike | str] = None, functions: Iterable[str] = (),
-           output: os.PathLike | str = "tunekit-report.html") -> Path:
+           output: os.PathLike | str = "tunekit-report.html", *, flop: Spec = None,
+           bytes: Spec = None) -> Path:
     """Writes the report of ``cache_dir`` (default: the cache a tuner would use) to ``output`` and
-    returns its path. Raises ReportError for a missing cache directory, plotly missing or an
-    unwritable output."""
+    returns its path.
+
+    ``flop`` and ``bytes`` give the work of one call from its key, for GFLOP/s and GB/s beside the
+    times: an arithmetic expression over the key's values ``k0, k1, ...`` (``"2*k0*k1*k2"``) for
+    every function, ``"NAME=EXPR"`` for the function NAME, a list of those, or a mapping
+    ``{NAME: EXPR}`` (``"*"``: every function); see docs/report.md.
+
+    Raises ReportError for a missing cache directory, plotly missing, an expression that is
+    refused or an unwritable output."""
     text = build_html(Path(cache_dir) if cache_dir is not None else default_cache_dir(),
-                      list(functions))
+                      list(functions), flop=flop, bytes=bytes)
     out = Path(output)
     try:
         out.write_text(text, encoding="utf-8")
@@ -36,10 +45,16 @@ def main(argv: Optional[list] = None) -> int:
     p.add_argument("--function", action="append", default=[],
                    help="only this function's entries (repeatable)")
     p.add_argument("-o", "--out", default="tunekit-report.html", help="output file")
+    for opt, what in (("--flop", "floating-point operations"), ("--bytes", "bytes moved")):
+        p.add_argument(opt, action="append", default=None, metavar="[NAME=]EXPR",
+                       help=f"the {what} of one call, from its key, to show "
+                            + ("GFLOP/s" if opt == "--flop" else "GB/s")
+                            + f" beside the times: an expression of {ALLOWED}; NAME= for one "
+                              "function only (repeatable)")
     args = p.parse_args(argv)
     try:
         cache = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
-        out = report(cache, args.function, args.out)
+        out = report(cache, args.function, args.out, flop=args.flop, bytes=args.bytes)
     except ReportError as e:
         print(f"tunekit report: {e}", file=sys.stderr)
         return 2

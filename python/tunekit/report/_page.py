@@ -1,5 +1,6 @@
 """The report page: one self-contained HTML file (plotly's script inlined) with a section per
-entry and the data behind it embedded as JSON."""
+function that has several keys (its winner per key), a section per entry and the data behind it
+embedded as JSON."""
 
 from __future__ import annotations
 
@@ -8,21 +9,104 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from ._entries import ReportError, analyse, read_cache
-from ._figures import config_text, figures, ms, require_plotly
+from ._entries import BEST, ReportError, across_keys, analyse, read_cache
+from ._figures import (across_keys_figure, config_text, figures, ms, rate, require_plotly,
+                       throughput_text)
+from ._work import ExpressionError, Spec, Work
 
 DATA_ID = "tunekit-report-data"
 LOG_LIMIT = 200_000  # characters of a tuning log shown in the page
 
 
-def _table(rows: list, head: Optional[list] = None) -> str:
-    out = ["<table>"]
+class Raw(str):
+    """A table cell that is HTML already (made here from escaped parts)."""
+
+
+def _cell(c: Any) -> str:
+    return c if isinstance(c, Raw) else html.escape(str(c))
+
+
+def _table(rows: list, head: Optional[list] = None, cls: str = "") -> str:
+    out = [f'<table class="{cls}">' if cls else "<table>"]
     if head:
         out.append("<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in head) + "</tr>")
     for r in rows:
-        out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
+        out.append("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in r) + "</tr>")
     out.append("</table>")
     return "".join(out)
+
+
+def spread_text(sp: Optional[dict]) -> str:
+    """"1.2 to 1.4 ms, stddev 0.05 ms" of a candidate's spread; "-" where it has none."""
+    if sp is None:
+        return "-"
+    return f"{sp['min']:.4g} to {sp['max']:.4g} ms, stddev {sp['stddev']:.2g} ms"
+
+
+def runs_text(sp: Optional[dict]) -> str:
+    if sp is None or "count" not in sp:
+        return "-"
+    out = str(sp["count"])
+    if "outliers" in sp:
+        out += f" ({sp['outliers']} outlier{'' if sp['outliers'] == 1 else 's'})"
+    return out
+
+
+def _runs_summary(sp: Optional[dict]) -> str:
+    """"; 10 timed runs (1 outlier): 1.2 to 1.4 ms, stddev ..." of the winner's spread."""
+    if sp is None:
+        return ""
+    if "count" not in sp:
+        return f"; timed runs {spread_text(sp)}"
+    n = runs_text(sp)
+    head, _, tail = n.partition(" ")
+    return f"; {head} timed runs{' ' + tail if tail else ''}: {spread_text(sp)}"
+
+
+def speedup_text(ref: dict) -> str:
+    """The winner's speed-up and what it is over."""
+    if ref["speedup"] is None:
+        return "-" + (f" ({ref['why']})" if ref["why"] else "")
+    return (f"{ref['speedup']:.3g}x over {ref['text']}, {ms(ref['time_ms'])}"
+            + (f"; {ref['why']}" if ref["why"] else ""))
+
+
+def _best_table(a: dict) -> str:
+    """The BEST fastest valid candidates of an entry, fastest first."""
+    rows = a["best"]
+    if not rows:
+        return "<p>no valid candidates.</p>"
+    runs = any(r["spread"] is not None and "count" in r["spread"] for r in rows)
+    compile_ = any(r["prepare_ms"] is not None for r in rows)
+    kinds = [(k, t) for k, t in (("gflop_s", "GFLOP/s"), ("gb_s", "GB/s"))
+             if any(k in r["throughput"] for r in rows)]
+    head = (["#", "config", "time", "spread"] + (["timed runs"] if runs else [])
+            + [t for _, t in kinds] + (["compile"] if compile_ else []) + ["status"])
+    body = []
+    for r in rows:
+        mark = " (winner)" if r["winner"] else ""
+        mark += " (default)" if r["default"] else ""
+        status = r["status"] + (f": {r['reason']}" if r["reason"] else "")
+        body.append([f"{r['rank']}{mark}", config_text(r["config"]), ms(r["time_ms"]),
+                     spread_text(r["spread"])] + ([runs_text(r["spread"])] if runs else [])
+                    + [rate(r["throughput"][k]) if k in r["throughput"] else "-"
+                       for k, _ in kinds]
+                    + ([ms(r["prepare_ms"])] if compile_ else []) + [status])
+    title = (f"<h3>The best {len(rows)} of {a['ok']} valid candidates</h3>" if a["ok"] > BEST
+             else f"<h3>The {len(rows)} valid candidates, fastest first</h3>")
+    return title + _table(body, head, "best")
+
+
+def _work_rows(a: dict) -> list:
+    out = []
+    for kind, unit in (("flop", "FLOP"), ("bytes", "bytes")):
+        w = a["work"].get(kind)
+        if w is None:
+            continue
+        out.append((f"work per call ({unit})",
+                    f"{w['expression']} = {w['value']:.6g}" if w["value"] is not None else
+                    f"{w['expression']}: none for this key ({w['error']})"))
+    return out
 
 
 def _section(e: dict, a: dict, n: int) -> str:
@@ -32,24 +116,34 @@ def _section(e: dict, a: dict, n: int) -> str:
            "</span></h2>"]
     win = a["winner"]
     d = a["default"]
+    tp = throughput_text(win["throughput"])
     summary = [
-        ("winner", f"[{config_text(win['config'])}] {ms(win['time_ms'])}"),
+        ("winner", f"[{config_text(win['config'])}] {ms(win['time_ms'])}"
+                   + (f" ({tp})" if tp else "")
+                   + _runs_summary(win["spread"])),
         ("default (the space's first config)",
          "not identifiable: the entry does not list the candidates before the winner"
          if d is None else f"[{config_text(d['config'])}] " +
          (ms(d["time_ms"]) if d["time_ms"] is not None else d["status"])),
-        ("speed-up of the winner over the default",
-         "-" if a["speedup"] is None else f"{a['speedup']:.3g}x"),
+        ("speed-up of the winner", speedup_text(a["reference"])),
         ("candidates", f"{a['space_size']} in the space, {a['pruned']} pruned, "
                        f"{a['measured']} measured, {a['ok']} valid"),
-    ]
+    ] + _work_rows(a)
     out.append(_table(summary))
+    stat = html.escape(str((a["policy"] or {}).get("statistic", "?")))
+    out.append('<p class="spread">' + (
+        "Error bars span each candidate's fastest to slowest timed run (stats.min .. stats.max);"
+        f" a candidate's time is the {stat} of its timed runs (the policy's statistic)."
+        if a["spread"] else "This entry holds no spread of the timed runs (written before it "
+        "was stored, or measured elsewhere with one time): the figures draw no error bars.")
+        + "</p>")
     figs = figures(a, cands)
     for name, f in figs:
-        f.update_layout(margin=dict(l=60, r=20, t=60, b=50), template="plotly_white")
-        out.append(f'<div class="fig fig-{name}">' +
-                   f.to_html(full_html=False, include_plotlyjs=False,
-                             config={"displaylogo": False}) + "</div>")
+        out.append(_figure_html(name, f))
+        if name == "ranked":
+            out.append(_best_table(a))
+    if not any(name == "ranked" for name, _ in figs):
+        out.append(_best_table(a))
 
     out.append("<h3>Failed candidates</h3>")
     if a["failures"]:
@@ -127,6 +221,42 @@ def _section(e: dict, a: dict, n: int) -> str:
     return "\n".join(out)
 
 
+def _figure_html(name: str, f: Any) -> str:
+    f.update_layout(margin=dict(l=60, r=20, t=60, b=50), template="plotly_white")
+    return (f'<div class="fig fig-{name}">' +
+            f.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}) +
+            "</div>")
+
+
+def _across_section(g: dict, n: int, analyses: list) -> str:
+    """The winner per key of one function with several keys."""
+    rows = g["rows"]
+    kinds = [(k, t) for k, t in (("gflop_s", "GFLOP/s"), ("gb_s", "GB/s"))
+             if any(k in r["throughput"] for r in rows)]
+    head = (["key"] + (["hardware"] if g["varies"]["hardware"] else [])
+            + (["version"] if g["varies"]["version"] else [])
+            + ["winner config", "time", "spread"] + [t for _, t in kinds] + ["speed-up"])
+    body = []
+    for r in rows:
+        link = Raw(f'<a href="#entry-{r["entry"]}">{html.escape(r["key_text"])}</a>')
+        ref = analyses[r["entry"]]["reference"]
+        body.append([link] + ([r["hardware"]] if g["varies"]["hardware"] else [])
+                    + ([r["version"]] if g["varies"]["version"] else [])
+                    + [config_text(r["config"]), ms(r["time_ms"]), spread_text(r["spread"])]
+                    + [rate(r["throughput"][k]) if k in r["throughput"] else "-"
+                       for k, _ in kinds]
+                    + ["-" if ref["speedup"] is None else
+                       f"{ref['speedup']:.3g}x over " + ("the default" if ref["kind"] == "default"
+                                                         else "the median candidate")])
+    return "\n".join([
+        f'<section class="across" id="across-{n}">',
+        f"<h2>{html.escape(g['function'])} <span class=key>winner per key ({len(rows)} "
+        "keys)</span></h2>",
+        _table(body, head, "across"),
+        _figure_html("across", across_keys_figure(g)),
+        "</section>"])
+
+
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
 h1 { margin-bottom: 0.2em; } h2 { border-top: 1px solid #ccc; padding-top: 1em; }
@@ -143,8 +273,21 @@ def _script_json(data: Any) -> str:
     return json.dumps(data, allow_nan=False, sort_keys=True).replace("<", "\\u003c")
 
 
-def build_html(cache_dir: Path, functions: Iterable[str] = ()) -> str:
-    """The report page of ``cache_dir`` (all functions, or ``functions``)."""
+def parse_work(flop: Spec = None, bytes: Spec = None) -> Work:
+    """The ``--flop``/``--bytes`` expressions, checked; ReportError for one that is refused."""
+    try:
+        return Work(flop, bytes)
+    except ExpressionError as e:
+        raise ReportError(str(e)) from None
+
+
+def build_html(cache_dir: Path, functions: Iterable[str] = (), *, flop: Spec = None,
+               bytes: Spec = None) -> str:
+    """The report page of ``cache_dir`` (all functions, or ``functions``). ``flop``, ``bytes``: the
+    work of a call, from its key (``_work``: ``"EXPR"``, ``"NAME=EXPR"``, a list of those or a
+    mapping ``{NAME or "*": EXPR}``), for GFLOP/s and GB/s beside the times."""
+    functions = list(functions)
+    work = parse_work(flop, bytes)
     require_plotly()
     from plotly.offline import get_plotlyjs
 
@@ -152,13 +295,21 @@ def build_html(cache_dir: Path, functions: Iterable[str] = ()) -> str:
     if not cache_dir.is_dir():
         raise ReportError(f"the cache directory {cache_dir} does not exist")
     got = read_cache(cache_dir, functions)
-    analyses = [analyse(e) for e in got["entries"]]
+    analyses = [analyse(e, work) for e in got["entries"]]
+    groups = across_keys(analyses)
     data = {"schema": "tunekit.report/1", "cache_dir": str(cache_dir),
-            "functions": list(functions), "entries": analyses, "bad": got["bad"],
-            "missing_functions": got["missing_functions"]}
+            "functions": functions, "entries": analyses, "bad": got["bad"],
+            "missing_functions": got["missing_functions"], "across_keys": groups,
+            "work": work.describe()}
     body = [f"<h1>tunekit report</h1><p>Winner cache <code>{html.escape(str(cache_dir))}</code>: "
             f"{len(analyses)} entries of {len({a['function'] for a in analyses})} functions"
             + (f", {len(got['bad'])} bad files" if got["bad"] else "") + ".</p>"]
+    for kind, unit in (("flop", "GFLOP/s"), ("bytes", "GB/s")):
+        for name, text in work.describe().get(kind, {}).items():
+            body.append(f'<p class="work">{unit} from the work per call: {kind} = '
+                        f"<code>{html.escape(text)}</code> over the key's values k0, k1, ... ("
+                        + ("every function" if name == "*" else
+                           "function " + html.escape(name)) + ").</p>")
     if got["missing_functions"]:
         body.append("<p>No entries for: " +
                     html.escape(", ".join(got["missing_functions"])) + ".</p>")
@@ -169,13 +320,21 @@ def build_html(cache_dir: Path, functions: Iterable[str] = ()) -> str:
         body.append("<nav><ul>" + "".join(
             f'<li><a href="#entry-{n}">{html.escape(a["function"])} key '
             f'{html.escape(a["key_text"])}</a>: winner {html.escape(ms(a["winner"]["time_ms"]))}'
-            + (f", {a['speedup']:.3g}x over the default" if a["speedup"] else "") + "</li>"
+            + (f", {a['reference']['speedup']:.3g}x over "
+               + ("the default" if a["reference"]["kind"] == "default" else "the median candidate")
+               if a["reference"]["speedup"] else "") + "</li>"
             for n, a in enumerate(analyses)) + "</ul></nav>")
+        if groups:
+            body.append("<p>Winner per key: " + ", ".join(
+                f'<a href="#across-{n}">{html.escape(g["function"])}</a>'
+                for n, g in enumerate(groups)) + ".</p>")
     if got["bad"]:
         body.append("<h2>Bad entries</h2><p>These files are not valid cache entries; a tuner "
                     "skips them with a warning and retunes.</p>")
         body.append(_table([(b["path"], b["reason"]) for b in got["bad"]], ["file", "reason"])
                     .replace("<tr><td>", '<tr class="bad"><td>'))
+    for n, g in enumerate(groups):
+        body.append(_across_section(g, n, analyses))
     for n, (e, a) in enumerate(zip(got["entries"], analyses)):
         body.append(_section(e, a, n))
     return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
