@@ -34,8 +34,17 @@ auto tuned = tunekit::autotune("xgemm", space, key_fn, prune_fn, xgemm, options)
   static_cast<void>(tuned);
 }
 
-tunekit::search_space search_spaces() {
+void rerank() {
 // page: docs/search.md block 2
+tunekit::tuner_options options;
+options.search.rerank = {.band = 0.03, .max_leaders = 4, .rounds = 3, .runs = 0}; // the defaults
+options.search.rerank.band = 0;                                                 // off
+// page end
+  static_cast<void>(options);
+}
+
+tunekit::search_space search_spaces() {
+// page: docs/search.md block 3
 auto space = tunekit::search_space::product(
     {{"MWG", {16, 32, 64, 128}}, {"MDIMC", {8, 16, 32}}, {"VWM", {1, 2, 4, 8}}},
     {[](const tunekit::config& c) { return c.get_int("MWG") % (c.get_int("MDIMC") * c.get_int("VWM")) == 0; }});
@@ -51,7 +60,7 @@ tunekit::config c = space.to_config(some[0]);
 
 void driver(const tunekit::search_space &space, const std::vector<tunekit::config> &winners,
             tunekit::communicator &comm) {
-// page: docs/search.md block 3
+// page: docs/search.md block 4
 auto strat = tunekit::make_strategy("hybrid");
 tunekit::search_options opts{.seed = 7, .batch_size = 4, .start_points = tunekit::transfer_indices(space, winners)};
 auto result = tunekit::run_search(space, *strat, {.max_evaluations = 200, .max_time = std::chrono::minutes(5), .patience = 80},

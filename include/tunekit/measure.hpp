@@ -7,6 +7,7 @@
 #include <tunekit/detail/function_ref.hpp>
 #include <tunekit/key.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -45,6 +46,13 @@ struct sample_stats {
   double min = 0;
   double max = 0;
   double stddev = 0;
+  /// Timed runs summarised; 0 where unknown (entries written before it was stored, measurements
+  /// made elsewhere that give one time).
+  std::size_t count = 0;
+  /// Runs outside Tukey's fences: below the first quartile, or above the third, by more than 1.5
+  /// times the interquartile range (a run slowed by another process, a clock change). Counted,
+  /// not dropped: the policy's statistic still sees every run.
+  std::size_t outliers = 0;
   /// The value the policy's statistic selects.
   [[nodiscard]] double score(statistic s) const noexcept;
 };

@@ -61,6 +61,10 @@ struct shape_options {
   /// At most one per position; checked when the tuner is built.
   std::vector<key_bucket> buckets{};
   miss_policy on_miss = miss_policy::tune;
+  /// The key positions nearest-key serving measures the distance over (M of an (M, N, K) key,
+  /// say); every other value must then be equal, numbers too, as vLLM's per-shape files are
+  /// chosen by their other values and searched by M. Empty: every numeric value.
+  std::vector<std::size_t> nearest_over{};
 };
 
 /// Throws `tunekit::error` naming the tuner when `buckets` are not valid: two for one position,
@@ -77,12 +81,16 @@ void check_buckets(std::string_view tuner, std::span<const key_bucket> buckets);
 
 /// The distance between two keys for nearest-key serving: the sum over their numeric values of
 /// the absolute differences, when both have the same length and every other value is equal (an
-/// int and a double compare as numbers); nullopt when they cannot be compared.
-[[nodiscard]] std::optional<double> key_distance(const key &a, const key &b);
+/// int and a double compare as numbers); nullopt when they cannot be compared. With `over`, only
+/// the values at those positions count (they must be numbers), and every other value must be
+/// equal.
+[[nodiscard]] std::optional<double> key_distance(const key &a, const key &b,
+                                                 std::span<const std::size_t> over = {});
 
-/// The position in `known` of the key nearest to `k` (`key_distance`), `k` itself excluded; ties
-/// go to the key whose values are smaller, position by position, so that every process picks the
-/// same one. nullopt when none can be compared.
-[[nodiscard]] std::optional<std::size_t> nearest_key(const key &k, std::span<const key> known);
+/// The position in `known` of the key nearest to `k` (`key_distance` over `over`), `k` itself
+/// excluded; ties go to the key whose values are smaller, position by position, so that every
+/// process picks the same one. nullopt when none can be compared.
+[[nodiscard]] std::optional<std::size_t> nearest_key(const key &k, std::span<const key> known,
+                                                     std::span<const std::size_t> over = {});
 
 } // namespace tunekit

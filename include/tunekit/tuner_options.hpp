@@ -103,6 +103,24 @@ struct call_options {
   config pinned{};
 };
 
+/// The re-rank of a search's leaders (docs/search.md, "The re-rank of the leaders"): after the
+/// search, the measured candidates whose score is within `band` of the best, where their runs or
+/// the best's show noise (not every run took the same time), are measured again,
+/// interleaved (A B C, B C A, C A B, ...), each time after one untimed run; the policy's statistic
+/// over those runs decides among them, and the entry records it. The search itself keeps the
+/// policy's runs per candidate.
+struct rerank_settings {
+  /// Relative band: candidates with a score at most (1 + band) x the best are leaders. 0: no
+  /// re-rank.
+  double band = 0.03;
+  /// The most leaders re-measured (the best first); fewer than 2 leaders: no re-rank.
+  std::size_t max_leaders = 4;
+  /// Rounds; each measures every leader once, starting one further each round.
+  int rounds = 3;
+  /// Timed runs of a leader per round; 0: the policy's `runs`.
+  int runs = 0;
+};
+
 /// How a search chooses what to measure. Kept spaces within `budget.max_evaluations` are measured
 /// whole (exhaustive search, the seeds' behaviour); larger ones are searched by `strategy` within
 /// the budget. See docs/search.md.
@@ -129,6 +147,8 @@ struct search_settings {
   /// `distinct_best`: three per entry) that the winner cache holds for this function on other
   /// hardware or for other keys. With several ranks, rank 0's list is used.
   bool transfer_from_cache = false;
+  /// The re-rank of the leaders after the search (on by default; `band = 0` turns it off).
+  rerank_settings rerank{};
 };
 
 /// The lookup table of a tuner and how its keys are built (see docs/lookup_tables.md).

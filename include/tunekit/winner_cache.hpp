@@ -46,6 +46,22 @@ struct candidate_record {
   std::optional<int> measured_on{};
 };
 
+/// The re-rank of a search's leaders, when one ran (`rerank_settings`).
+struct rerank_record {
+  double band = 0; ///< leaders were within (1 + band) x the search's best score
+  int rounds = 0;
+  int runs = 0; ///< timed runs of each leader per round (after one untimed run)
+  /// The leaders, as indices into `cache_entry::candidates`, best (by the search) first.
+  std::vector<std::size_t> leaders{};
+  /// Per leader: its re-rank runs of every round on this rank (a leader that failed in the
+  /// re-rank: count 0).
+  std::vector<sample_stats> stats{};
+  /// Per leader: the policy's statistic of those runs, worst rank counting; +infinity for a
+  /// leader that failed on any rank.
+  std::vector<double> scores{};
+  std::size_t winner_before = 0; ///< the search's winner, an index into `candidates`
+};
+
 /// How a search chose its candidates, when a strategy did (the space was larger than the budget).
 struct search_record {
   std::string strategy;   ///< "hybrid", "tpe", ...
@@ -107,6 +123,8 @@ struct cache_entry {
   std::string key_buckets{};
   /// Set when a strategy searched part of the space; `candidates` then holds the measured ones.
   std::optional<search_record> search{};
+  /// Set when the search's leaders were re-ranked; `winner` is then the re-rank's.
+  std::optional<rerank_record> rerank{};
   /// The space the candidates came from (absent in entries of older versions, which listed the
   /// pruned candidates too).
   std::optional<space_record> space{};

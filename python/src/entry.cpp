@@ -29,6 +29,10 @@ nb::dict stats_to_py(const sample_stats &s) {
   d["min"] = s.min;
   d["max"] = s.max;
   d["stddev"] = s.stddev;
+  if (s.count > 0) { // absent where unknown, as in the file
+    d["count"] = s.count;
+    d["outliers"] = s.outliers;
+  }
   return d;
 }
 
@@ -116,6 +120,26 @@ nb::dict entry_to_py(const cache_entry &e) {
   d["timestamp"] = e.timestamp;
   d["key_buckets"] = e.key_buckets;
   d["search"] = e.search ? nb::object(search_to_py(*e.search)) : nb::none();
+  if (e.rerank) {
+    const rerank_record &r = *e.rerank;
+    nb::list leaders;
+    for (std::size_t l = 0; l < r.leaders.size(); ++l) {
+      nb::dict one;
+      one["index"] = r.leaders[l];
+      one["score_ms"] = std::isfinite(r.scores[l]) ? nb::object(nb::cast(r.scores[l])) : nb::none();
+      one["stats"] = r.stats[l].count > 0 ? nb::object(stats_to_py(r.stats[l])) : nb::none();
+      leaders.append(one);
+    }
+    nb::dict rr;
+    rr["band"] = r.band;
+    rr["rounds"] = r.rounds;
+    rr["runs"] = r.runs;
+    rr["winner_before"] = r.winner_before;
+    rr["leaders"] = leaders;
+    d["rerank"] = rr;
+  } else {
+    d["rerank"] = nb::none();
+  }
   d["space"] = e.space ? nb::object(space_to_py(*e.space)) : nb::none();
   return d;
 }

@@ -298,6 +298,14 @@ py_tuner::py_tuner(std::string name, const nb::list &configs, std::string versio
   ss.lookahead = r.get("lookahead", ss.lookahead);
   ss.start_configs = to_configs(r.object("start_configs"), "start_configs");
   ss.transfer_from_cache = r.get("transfer_from_cache", ss.transfer_from_cache);
+  ss.rerank.band = r.get("rerank_band", ss.rerank.band);
+  ss.rerank.max_leaders = r.get("rerank_leaders", ss.rerank.max_leaders);
+  ss.rerank.rounds = r.get("rerank_rounds", ss.rerank.rounds);
+  ss.rerank.runs = r.get("rerank_runs", ss.rerank.runs);
+  if (!(ss.rerank.band >= 0) || ss.rerank.rounds < 0 || ss.rerank.runs < 0) {
+    throw nb::value_error("autotune: rerank must have a band >= 0 (0: off), rounds >= 0 and "
+                          "runs >= 0 (0: the policy's)");
+  }
 
   o.artifact.name = r.get("artifact_name", std::string{});
   o.artifact.key_names = r.get("key_names", std::vector<std::string>{});
@@ -323,6 +331,7 @@ py_tuner::py_tuner(std::string name, const nb::list &configs, std::string versio
   }
 
   o.shapes.buckets = to_buckets(r.object("key_buckets"));
+  o.shapes.nearest_over = r.get("nearest_over", std::vector<std::size_t>{});
   if (const auto miss = r.get<std::string>("on_miss", "tune"); miss == "nearest") {
     o.shapes.on_miss = miss_policy::nearest;
   } else if (miss != "tune") {

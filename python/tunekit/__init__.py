@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from . import _core
-from ._autotune import (EFFORTS, TABLE_KEY_FORMATS, AutoTuner, AutotuneOptions, Budget,
+from ._autotune import (EFFORTS, TABLE_KEY_FORMATS, AutoTuner, AutotuneOptions, Budget, Rerank,
                         TunekitWarning, arm, autotune, code_version, edges, multiple, pow2)
 from ._campaign import (Call, CampaignResult, campaign, load_per_shape_dir, load_per_shape_json,
                         per_shape_file_name, write_per_shape_json)
@@ -35,8 +35,8 @@ CommunicatorTimeout = _core.CommunicatorTimeout
 NoValidConfigError = _core.NoValidConfigError
 
 __all__ = [
-    "autotune", "AutoTuner", "AutotuneOptions", "Budget", "arm", "EFFORTS", "pow2", "edges",
-    "multiple", "campaign", "Call", "CampaignResult", "write_per_shape_json",
+    "autotune", "AutoTuner", "AutotuneOptions", "Budget", "Rerank", "arm", "EFFORTS", "pow2",
+    "edges", "multiple", "campaign", "Call", "CampaignResult", "write_per_shape_json",
     "load_per_shape_json", "load_per_shape_dir", "per_shape_file_name", "contextual_autotune",
     "ContextualAutoTuner", "Communicator",
     "TorchCommunicator", "MPICommunicator", "communicator_for", "Measurer", "CudaEventMeasurer",

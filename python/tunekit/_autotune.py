@@ -66,6 +66,57 @@ class Budget:
             raise ValueError(f"Budget: patience must be an int >= 0, not {self.patience!r}")
 
 
+@dataclasses.dataclass(frozen=True)
+class Rerank:
+    """The re-rank of a search's leaders (the C++ ``rerank_settings``, docs/search.md): after
+    the search, the candidates within ``band`` (relative) of the best, where their runs or the
+    best's show noise, at most ``leaders`` of them, are measured again in ``rounds`` interleaved
+    rounds of ``runs`` timed runs each (0: the policy's ``runs``); the policy's statistic over
+    those runs decides among them. ``rerank=False`` turns it off."""
+
+    band: float = 0.03
+    leaders: int = 4
+    rounds: int = 3
+    runs: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.band, bool) or not isinstance(self.band, (int, float)) \
+                or not self.band >= 0:
+            raise ValueError(f"Rerank: band must be a number >= 0, not {self.band!r}")
+        for name in ("leaders", "rounds", "runs"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"Rerank: {name} must be an int >= 0, not {v!r}")
+
+
+def _rerank(rerank: Union[Rerank, bool, None]) -> Rerank:
+    if rerank is None or rerank is True:
+        return Rerank()
+    if rerank is False:
+        return Rerank(band=0)
+    if isinstance(rerank, Rerank):
+        return rerank
+    raise TypeError(f"autotune: rerank must be a tunekit.Rerank or a bool, not {rerank!r}")
+
+
+def key_positions(values: Sequence[Union[int, str]], names: Sequence[str], what: str,
+                  where: str) -> list[int]:
+    """Key values named by position or by name (``key_names``; a Triton kernel's ``key``)."""
+    out = []
+    for at in values:
+        if isinstance(at, str):
+            if at not in names:
+                raise ValueError(f"{where}: {what} names the key value {at!r}, which is not one "
+                                 f"of the key's names {list(names)}")
+            out.append(list(names).index(at))
+        elif isinstance(at, int) and not isinstance(at, bool) and at >= 0:
+            out.append(at)
+        else:
+            raise TypeError(f"{where}: {what} holds a position (an int >= 0) or a key name, not "
+                            f"{at!r}")
+    return out
+
+
 def _budget(budget: Union[int, Budget, None]) -> Budget:
     if budget is None:
         return Budget()
@@ -184,6 +235,8 @@ def search_and_table_options(*, budget: Union[int, Budget, None], strategy: str,
                              key_buckets: Mapping[Union[int, str], Any] | None = None,
                              key_names_for_buckets: Sequence[str] = (), on_miss: str = "tune",
                              table_key_format: str = "tunekit",
+                             rerank: Union[Rerank, bool, None] = None,
+                             nearest_over: Sequence[Union[int, str]] = (),
                              where: str = "autotune") -> dict[str, Any]:
     """The core's options of the search, the disk cache, artifacts, lookup tables and the mode,
     as ``tunekit.autotune`` and ``tunekit.triton.autotune`` both pass them (``start_configs``
@@ -204,7 +257,12 @@ def search_and_table_options(*, budget: Union[int, Budget, None], strategy: str,
         "deferred": deferred, "parallel_split": parallel_split,
         "key_buckets": bucket_options(key_buckets, key_names_for_buckets or key_names, where),
         "on_miss": on_miss,
+        "nearest_over": key_positions(nearest_over, key_names_for_buckets or key_names,
+                                      "nearest_over", where),
     }
+    r = _rerank(rerank)
+    out.update(rerank_band=float(r.band), rerank_leaders=r.leaders, rerank_rounds=r.rounds,
+               rerank_runs=r.runs)
     if isinstance(lookup_table, (str, os.PathLike)):
         out["lookup_table_path"] = os.fspath(lookup_table)
     elif isinstance(lookup_table, Mapping):
@@ -249,6 +307,8 @@ class AutotuneOptions(TypedDict, total=False):
     parallel_split: bool                       # tuner_options::parallel_split
     key_buckets: Union[Mapping[Union[int, str], Any], None]  # shape_options::buckets
     on_miss: str                               # shape_options::on_miss
+    nearest_over: Sequence[Union[int, str]]    # shape_options::nearest_over
+    rerank: Union[Rerank, bool, None]          # search_settings::rerank
     restore_value: Sequence[str]               # with_reset
     reset_to_zero: Sequence[str]               # with_reset
     pre_hook: Union[Callable[..., Any], None]  # with_reset
@@ -280,7 +340,8 @@ class AutoTuner:
                  dependencies: Mapping[str, str] | None = None, deferred: bool = False,
                  parallel_split: bool = False,
                  key_buckets: Mapping[Union[int, str], Any] | None = None,
-                 on_miss: str = "tune", restore_value: Sequence[str] = (),
+                 on_miss: str = "tune", nearest_over: Sequence[Union[int, str]] = (),
+                 rerank: Union[Rerank, bool, None] = None, restore_value: Sequence[str] = (),
                  reset_to_zero: Sequence[str] = (), pre_hook: Callable[..., Any] | None = None,
                  post_hook: Callable[..., Any] | None = None) -> None:
         if not callable(fn):
@@ -364,8 +425,9 @@ class AutoTuner:
                 transfer_from_cache=transfer_from_cache, use_disk_cache=use_disk_cache,
                 artifact_name=artifact_name, key_names=key_names, lookup_table=lookup_table,
                 op_name=op_name, table_params=table_params, template_hashes=hashes,
-                table_key_format=table_key_format, deferred=deferred, parallel_split=parallel_split, key_buckets=key_buckets,
-                on_miss=on_miss),
+                table_key_format=table_key_format, deferred=deferred,
+                parallel_split=parallel_split, key_buckets=key_buckets, on_miss=on_miss,
+                nearest_over=nearest_over, rerank=rerank),
         }
         self._hardware = dict(hardware) if hardware is not None else None
         self._dependencies = dict(dependencies or {})
@@ -667,7 +729,9 @@ def autotune(config_space: Sequence[dict[str, Any]], key_fn: Callable[..., Any],
       keys, with a ``key_fn`` returning ``tunekit.inductor_input_key(...)``);
     - shapes: ``key_buckets`` (key value position or name -> ``tunekit.pow2()``,
       ``tunekit.edges(...)``, ``tunekit.multiple(m)``), ``on_miss`` ("tune", or "nearest":
-      the winner of the nearest known key);
+      the winner of the nearest known key), ``nearest_over`` (the key values the nearest key's
+      distance counts, by position or name; the others must be equal);
+    - the re-rank of the leaders: ``rerank`` (a ``tunekit.Rerank``; False: off);
     - ranks: ``deferred`` (armed by ``tunekit.arm()``), ``parallel_split``;
     - arguments the function writes: ``restore_value``, ``reset_to_zero``, ``pre_hook``,
       ``post_hook``."""

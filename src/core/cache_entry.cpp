@@ -127,6 +127,7 @@ cache_entry make_entry(const entry_context &ctx, search_result found) {
   e.timestamp = utc_timestamp();
   e.key_buckets = ctx.key_buckets;
   e.search = std::move(found.strategy);
+  e.rerank = std::move(found.rerank); // records are the entry's candidates, in order
   return e;
 }
 
@@ -189,6 +190,22 @@ std::string to_json(const cache_entry &e) {
       j["search"]["order"] = r.order;
     }
   }
+  if (e.rerank) {
+    const rerank_record &r = *e.rerank;
+    json leaders = json::array();
+    for (std::size_t l = 0; l < r.leaders.size(); ++l) {
+      json one{{"index", r.leaders[l]}, {"score_ms", time_json(r.scores[l])}};
+      if (r.stats[l].count > 0) {
+        one["stats"] = detail::to_json(r.stats[l]);
+      }
+      leaders.push_back(std::move(one));
+    }
+    j["rerank"] = json{{"band", r.band},
+                       {"rounds", r.rounds},
+                       {"runs", r.runs},
+                       {"winner_before", r.winner_before},
+                       {"leaders", std::move(leaders)}};
+  }
   if (e.space) {
     j["space"] = json{{"size", e.space->size},
                       {"pruned", e.space->pruned},
@@ -197,6 +214,57 @@ std::string to_json(const cache_entry &e) {
   }
   return detail::dump(j, 2) + "\n";
 }
+
+namespace {
+
+// The `rerank` member of an entry whose candidates and winner are read: every index names an ok
+// candidate, once; the winner is one of the leaders.
+rerank_record rerank_from_json(const json &rj, const cache_entry &e) {
+  auto count = [&](std::string_view name) { return count_member(rj, name, "rerank"); };
+  rerank_record r;
+  r.band = detail::member(rj, "band", json::value_t::number_float, "rerank").get<double>();
+  r.rounds = static_cast<int>(count("rounds"));
+  r.runs = static_cast<int>(count("runs"));
+  r.winner_before = count("winner_before");
+  const std::size_t n = e.candidates.size();
+  if (r.winner_before >= n) {
+    throw error("'rerank.winner_before' " + std::to_string(r.winner_before) + " is outside the " +
+                std::to_string(n) + " candidates");
+  }
+  std::vector<bool> seen(n, false);
+  bool has_winner = false;
+  for (const json &l : detail::member(rj, "leaders", json::value_t::array, "rerank")) {
+    const std::size_t i = count_member(l, "index", "rerank.leaders");
+    if (i >= n || seen[i] || e.candidates[i].status != candidate_status::ok) {
+      throw error("'rerank.leaders' must name distinct valid candidates below " +
+                  std::to_string(n) + ", got " + std::to_string(i));
+    }
+    seen[i] = true;
+    has_winner = has_winner || i == e.winner_index;
+    r.leaders.push_back(i);
+    const json &score = l.contains("score_ms") ? l["score_ms"] : json();
+    if (score.is_null()) {
+      r.scores.push_back(std::numeric_limits<double>::infinity()); // failed in the re-rank
+    } else if (score.is_number() && std::isfinite(score.get<double>()) &&
+               score.get<double>() >= 0) {
+      r.scores.push_back(score.get<double>());
+    } else {
+      throw error("'rerank.leaders.score_ms' must be a non-negative number or null, got " +
+                  score.dump());
+    }
+    r.stats.push_back(l.contains("stats")
+                          ? detail::stats_from_json(
+                                detail::member(l, "stats", json::value_t::object, "rerank.leaders"),
+                                "rerank.leaders.stats")
+                          : sample_stats{});
+  }
+  if (r.leaders.size() < 2 || !has_winner) {
+    throw error("'rerank.leaders' must hold at least two candidates, the winner among them");
+  }
+  return r;
+}
+
+} // namespace
 
 cache_entry cache_entry_from_json(std::string_view text) {
   const json j = detail::parse(text, "cache entry");
@@ -316,6 +384,9 @@ cache_entry cache_entry_from_json(std::string_view text) {
     }
     e.search = std::move(r);
   }
+  if (j.contains("rerank")) {
+    e.rerank = rerank_from_json(detail::member(j, "rerank", json::value_t::object, ""), e);
+  }
   if (j.contains("space")) {
     const json &sj = detail::member(j, "space", json::value_t::object, "");
     auto count = [&](std::string_view name) { return count_member(sj, name, "space"); };
@@ -340,8 +411,16 @@ std::vector<const candidate_record *> fastest_candidates(const cache_entry &e, s
       ok.push_back(&c);
     }
   }
-  std::stable_sort(ok.begin(), ok.end(),
-                   [](const auto *a, const auto *b) { return a->time_ms < b->time_ms; });
+  // The winner first (a re-rank may have chosen it over a candidate the search timed faster),
+  // then the others by time.
+  const candidate_record *w =
+      e.winner_index < e.candidates.size() ? &e.candidates[e.winner_index] : nullptr;
+  std::stable_sort(ok.begin(), ok.end(), [w](const auto *a, const auto *b) {
+    if (a == w || b == w) {
+      return a == w && b != w;
+    }
+    return a->time_ms < b->time_ms;
+  });
   if (ok.size() > k) {
     ok.resize(k);
   }
@@ -382,7 +461,14 @@ std::string tuning_log(const cache_entry &e, double seconds) {
     if (r.status == candidate_status::ok) {
       s << " " << detail::format_ms(r.time_ms) << " (min " << detail::format_ms(r.stats.min)
         << ", max " << detail::format_ms(r.stats.max) << ", stddev "
-        << detail::format_ms(r.stats.stddev) << ")";
+        << detail::format_ms(r.stats.stddev);
+      if (r.stats.count > 0) {
+        s << ", " << r.stats.count << " runs";
+        if (r.stats.outliers > 0) {
+          s << ", " << r.stats.outliers << " outliers";
+        }
+      }
+      s << ")";
       if (!r.reason.empty()) {
         s << "; " << r.reason;
       }
@@ -396,6 +482,18 @@ std::string tuning_log(const cache_entry &e, double seconds) {
   }
   if (e.space && e.space->pruned > 0) {
     s << e.space->pruned << " of " << e.space->size << " configs pruned (not listed)\n";
+  }
+  if (e.rerank) {
+    const rerank_record &r = *e.rerank;
+    s << "re-rank of " << r.leaders.size() << " leaders within " << r.band * 100
+      << "% of the best, " << r.rounds << " interleaved rounds of " << r.runs << " runs:";
+    for (std::size_t l = 0; l < r.leaders.size(); ++l) {
+      s << " #" << r.leaders[l] << " "
+        << (std::isfinite(r.scores[l]) ? detail::format_ms(r.scores[l]) : std::string("failed"));
+    }
+    s << (r.winner_before == e.winner_index
+              ? "; the search's winner stands\n"
+              : "; it replaces #" + std::to_string(r.winner_before) + "\n");
   }
   s << "winner #" << e.winner_index << " [" << e.winner.to_string() << "] after "
     << detail::format_ms(seconds * 1e3) << "\n";

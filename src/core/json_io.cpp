@@ -201,8 +201,13 @@ json to_json(const measure_policy &p) {
 }
 
 json to_json(const sample_stats &s) {
-  return json{
+  json j{
       {"mean", s.mean}, {"median", s.median}, {"min", s.min}, {"max", s.max}, {"stddev", s.stddev}};
+  if (s.count > 0) { // absent: unknown, as in entries written before it was stored
+    j["count"] = s.count;
+    j["outliers"] = s.outliers;
+  }
+  return j;
 }
 
 value value_from_json(const json &j, std::string_view what) {
@@ -345,6 +350,21 @@ sample_stats stats_from_json(const json &j, std::string_view what) {
   s.min = num("min");
   s.max = num("max");
   s.stddev = num("stddev");
+  const auto runs = [&](std::string_view name) -> std::size_t {
+    if (!j.contains(name)) {
+      return 0; // written before it was stored
+    }
+    const auto n = int_member(j, name, what);
+    if (n < 0) {
+      bad(what, std::string(name) + " is negative");
+    }
+    return static_cast<std::size_t>(n);
+  };
+  s.count = runs("count");
+  s.outliers = runs("outliers");
+  if (s.outliers > s.count) {
+    bad(what, "counts more outliers than runs");
+  }
   return s;
 }
 

@@ -56,6 +56,21 @@ sample_stats summarize(const std::vector<double> &samples_ms) {
     var += (s - st.mean) * (s - st.mean);
   }
   st.stddev = sorted.size() > 1 ? std::sqrt(var / (n - 1)) : 0.0;
+  st.count = sorted.size();
+  if (sorted.size() >= 4) {
+    // Quartiles by linear interpolation between the closest ranks.
+    const auto quantile = [&](double q) {
+      const double pos = q * (n - 1);
+      const auto lo = static_cast<std::size_t>(pos);
+      const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+      return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+    };
+    const double q1 = quantile(0.25);
+    const double q3 = quantile(0.75);
+    const double fence = 1.5 * (q3 - q1);
+    st.outliers = static_cast<std::size_t>(std::count_if(
+        sorted.begin(), sorted.end(), [&](double s) { return s < q1 - fence || s > q3 + fence; }));
+  }
   return st;
 }
 

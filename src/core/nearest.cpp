@@ -42,20 +42,21 @@ void known_keys::scan_once(const winner_cache &cache, const function_identity &f
   }
 }
 
-std::optional<std::pair<std::size_t, key>> known_keys::nearest(call_candidates &c) const {
+std::optional<std::pair<std::size_t, key>>
+known_keys::nearest(call_candidates &c, std::span<const std::size_t> over) const {
   const stored_key_parts want = split_stored_key(c.stored_key());
   std::vector<key> inputs;
   std::vector<std::size_t> from;
   for (std::size_t i = 0; i < m_known.size(); ++i) {
     stored_key_parts p = split_stored_key(m_known[i].first);
-    if (p.pinned == want.pinned && key_distance(want.input, p.input)) {
+    if (p.pinned == want.pinned && key_distance(want.input, p.input, over)) {
       inputs.push_back(std::move(p.input));
       from.push_back(i);
     }
   }
   // Nearest first; a winner that is not a kept candidate of this call hands over to the next.
   while (!inputs.empty()) {
-    const auto at = nearest_key(want.input, inputs);
+    const auto at = nearest_key(want.input, inputs, over);
     if (!at) {
       break;
     }

@@ -29,7 +29,9 @@ public:
 
   /// The nearest known key to the call's stored key whose winner is a kept candidate of the call:
   /// (candidate index, the key it came from). Keys with other pinned values are not compared.
-  [[nodiscard]] std::optional<std::pair<std::size_t, key>> nearest(call_candidates &c) const;
+  /// `over`: the positions of the input key the distance counts (`shape_options::nearest_over`).
+  [[nodiscard]] std::optional<std::pair<std::size_t, key>>
+  nearest(call_candidates &c, std::span<const std::size_t> over = {}) const;
 
 private:
   std::vector<std::pair<key, config>> m_known; // stored keys, in the order they became known

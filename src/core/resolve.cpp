@@ -277,7 +277,7 @@ std::optional<proposal> stored_proposal(const resolve_sources &s, const resolve_
     return std::nullopt; // several choices: a search among them
   }
   if (s.known != nullptr) {
-    if (auto near = s.known->nearest(cands)) {
+    if (auto near = s.known->nearest(cands, s.opts.shapes.nearest_over)) {
       if (c.verbose) {
         s.log.info(cands.context() + ": nothing stored; the nearest key with a winner is " +
                    near->second.to_string());
@@ -305,6 +305,7 @@ search_effort search_effort_of(effort level, const search_settings &settings,
         std::min(settings.budget.max_evaluations, quick_max_evaluations);
     out.policy.warmup = std::min(policy.warmup, quick_warmup);
     out.policy.runs = std::min(policy.runs, quick_runs);
+    out.settings.rerank.band = 0; // a quick search is not re-measured
   }
   return out;
 }

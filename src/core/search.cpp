@@ -26,6 +26,29 @@ std::string format_factor(double f) {
   return std::string(buf, end);
 }
 
+// The measurer's runs of `c` under `policy`. With a reset hook every run starts from the
+// caller's data: after the measurer's untimed reset, or else after one the run makes itself.
+std::vector<double> measure_runs(const search_request &in, const config &c, std::size_t index,
+                                 std::size_t count, double best_ms, const measure_policy &policy) {
+  const measuring &m = in.measure;
+  bool reset_done = false;
+  auto reset = [&] {
+    (*m.reset)(c);
+    reset_done = true;
+  };
+  const function_ref<void()> reset_ref(reset);
+  auto run_once = [&] {
+    if (m.reset != nullptr && !reset_done) {
+      (*m.reset)(c);
+    }
+    reset_done = false;
+    m.run(c);
+  };
+  return m.meas.measure(candidate_info{in.tuner, in.k, c, index, count, best_ms,
+                                       m.reset != nullptr ? &reset_ref : nullptr},
+                        run_once, policy);
+}
+
 // One candidate, measured and checked. A failure is recorded with its reason; a fatal one
 // propagates. `best_ms` is this rank's best score so far, for the policy's early stop.
 candidate_record measure_one(const search_request &in, std::size_t i, std::size_t done,
@@ -35,24 +58,7 @@ candidate_record measure_one(const search_request &in, std::size_t i, std::size_
   r.config = c;
   try {
     const measuring &m = in.measure;
-    // With a reset hook every run starts from the caller's data: after the measurer's untimed
-    // reset, or else after one the run makes itself.
-    bool reset_done = false;
-    auto reset = [&] {
-      (*m.reset)(c);
-      reset_done = true;
-    };
-    const function_ref<void()> reset_ref(reset);
-    auto run_once = [&] {
-      if (m.reset != nullptr && !reset_done) {
-        (*m.reset)(c);
-      }
-      reset_done = false;
-      m.run(c);
-    };
-    const auto samples = m.meas.measure(candidate_info{in.tuner, in.k, c, done, planned, best_ms,
-                                                       m.reset != nullptr ? &reset_ref : nullptr},
-                                        run_once, m.policy);
+    const auto samples = measure_runs(in, c, done, planned, best_ms, m.policy);
     r.stats = summarize(samples);
     if (!m.check(c)) {
       r.status = candidate_status::wrong_result;
@@ -359,6 +365,96 @@ search_record measure_with_strategy(const search_request &in, const search_space
   return rec;
 }
 
+// The re-rank of the leaders (rerank_settings): the measured candidates within the band of the
+// best, measured again in interleaved rounds; the policy's statistic over those runs, worst rank
+// counting, decides among them. Every rank measures every leader (the leaders come from reduced
+// times, so they are the same everywhere) and takes part in one reduction. nullopt when there is
+// nothing to re-rank.
+std::optional<rerank_record> rerank_leaders(const search_request &in, const search_result &found) {
+  const rerank_settings &rs = in.settings.rerank;
+  if (!(rs.band > 0) || rs.max_leaders < 2 || rs.rounds < 1) {
+    return std::nullopt;
+  }
+  const candidate_record &winner = found.records[found.winner];
+  const double best = winner.time_ms;
+  // Runs that all took the same time show no noise: measuring them again gives the same order.
+  const auto noisy = [](const candidate_record &r) { return r.stats.max > r.stats.min; };
+  std::vector<std::size_t> leaders;
+  for (std::size_t i = 0; i < found.records.size(); ++i) {
+    const candidate_record &r = found.records[i];
+    if (r.status == candidate_status::ok && r.time_ms <= best * (1 + rs.band) &&
+        (i == found.winner || noisy(r) || noisy(winner))) {
+      leaders.push_back(i);
+    }
+  }
+  if (leaders.size() < 2) {
+    return std::nullopt;
+  }
+  std::stable_sort(leaders.begin(), leaders.end(), [&](std::size_t a, std::size_t b) {
+    return found.records[a].time_ms < found.records[b].time_ms;
+  });
+  if (leaders.size() > rs.max_leaders) {
+    leaders.resize(rs.max_leaders);
+  }
+  const measuring &m = in.measure;
+  measure_policy round_policy = m.policy;
+  round_policy.warmup = 1;
+  round_policy.runs = rs.runs > 0 ? rs.runs : m.policy.runs;
+  round_policy.early_stop_factor = 0;
+  const std::size_t n = leaders.size();
+  std::vector<std::vector<double>> samples(n);
+  std::vector<bool> failed(n, false);
+  std::optional<fatal_candidate_error> fatal;
+  for (int round = 0; round < rs.rounds && !fatal; ++round) {
+    for (std::size_t j = 0; j < n && !fatal; ++j) {
+      const std::size_t l = (j + static_cast<std::size_t>(round)) % n; // A B C, B C A, ...
+      if (failed[l]) {
+        continue;
+      }
+      const config &c = found.records[leaders[l]].config;
+      try {
+        const auto got = measure_runs(in, c, l, n, infinity, round_policy);
+        static_cast<void>(summarize(got)); // refuses an invalid sample
+        samples[l].insert(samples[l].end(), got.begin(), got.end());
+      } catch (const fatal_candidate_error &e) {
+        fatal.emplace(
+            in.what + ": leader [" + c.to_string() +
+            "] failed in the re-rank and left the device unusable; tuning stopped: " + e.what());
+      } catch (const std::exception &) {
+        failed[l] = true; // flaky: out of the re-rank
+      }
+    }
+  }
+  rerank_record rec;
+  rec.band = rs.band;
+  rec.rounds = rs.rounds;
+  rec.runs = round_policy.runs;
+  rec.winner_before = found.winner;
+  std::vector<double> scores(n + 1, infinity);
+  for (std::size_t l = 0; l < n; ++l) {
+    sample_stats st;
+    if (!failed[l] && !samples[l].empty()) {
+      st = summarize(samples[l]);
+      scores[l] = st.score(m.policy.stat);
+    }
+    rec.stats.push_back(st);
+  }
+  scores.back() = fatal ? 1.0 : 0.0;
+  reduce_worst(in.comm, in.what, scores);
+  if (fatal) {
+    throw *fatal;
+  }
+  if (scores.back() > 0) {
+    throw no_valid_config_error(in.what + ": a leader failed in the re-rank on another rank and "
+                                          "left its device unusable, so tuning stopped on every "
+                                          "rank");
+  }
+  scores.pop_back();
+  rec.leaders = std::move(leaders);
+  rec.scores = std::move(scores);
+  return rec;
+}
+
 } // namespace
 
 search_result search(const search_request &in) {
@@ -437,6 +533,22 @@ search_result search(const search_request &in) {
     throw no_valid_config(in.what, result.records.size(), result.records);
   }
   result.winner = *winner;
+  if (auto rr = rerank_leaders(in, result)) {
+    // The re-rank decides among the leaders: the smallest finite score, a tie to the earlier
+    // candidate; when every leader failed in it, the search's winner stands.
+    std::optional<std::size_t> pick;
+    for (std::size_t l = 0; l < rr->leaders.size(); ++l) {
+      const double s = rr->scores[l];
+      if (std::isfinite(s) && (!pick || s < rr->scores[*pick] ||
+                               (s == rr->scores[*pick] && rr->leaders[l] < rr->leaders[*pick]))) {
+        pick = l;
+      }
+    }
+    if (pick) {
+      result.winner = rr->leaders[*pick];
+    }
+    result.rerank = std::move(rr);
+  }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   observers.search_finished(result);
   return result;

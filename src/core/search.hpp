@@ -107,6 +107,9 @@ struct search_result {
   std::size_t winner = 0; ///< index into `records`, by `pick_winner`
   double seconds = 0;
   std::optional<search_record> strategy; ///< set when a strategy chose the candidates
+  /// Set when the leaders were re-ranked (`winner` is then the re-rank's); `leaders` and
+  /// `winner_before` index `records`.
+  std::optional<rerank_record> rerank;
 };
 
 /// Measures the kept candidates (all of them when they fit in the budget, else those a strategy

@@ -1,5 +1,7 @@
 #include "search_observer.hpp"
 
+#include <cmath>
+
 #include "format.hpp"
 #include "search.hpp"
 
@@ -76,6 +78,24 @@ void verbose_lines::candidate_measured(std::size_t /*index*/, const candidate_re
 
 void verbose_lines::search_finished(const search_result &result) {
   const candidate_record &w = result.records[result.winner];
+  if (result.rerank) {
+    const rerank_record &r = *result.rerank;
+    std::string text = m_what + ": re-ranked " + std::to_string(r.leaders.size()) + " leaders in " +
+                       std::to_string(r.rounds) + " interleaved rounds of " +
+                       std::to_string(r.runs) + " runs:";
+    for (std::size_t l = 0; l < r.leaders.size(); ++l) {
+      text += " [";
+      text += result.records[r.leaders[l]].config.to_string();
+      text += "] ";
+      text += std::isfinite(r.scores[l]) ? format_ms(r.scores[l]) : std::string("failed");
+    }
+    if (r.winner_before != result.winner) {
+      text += "; the re-rank's winner replaces [";
+      text += result.records[r.winner_before].config.to_string();
+      text += "]";
+    }
+    line(text);
+  }
   line(m_what + ": winner [" + w.config.to_string() + "] " + format_ms(w.time_ms) +
        " after measuring " + std::to_string(result.records.size()) + " candidates in " +
        format_ms(result.seconds * 1e3));

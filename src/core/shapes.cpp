@@ -143,13 +143,14 @@ bool smaller(const key &a, const key &b) {
 
 } // namespace
 
-std::optional<double> key_distance(const key &a, const key &b) {
+std::optional<double> key_distance(const key &a, const key &b, std::span<const std::size_t> over) {
   if (a.size() != b.size()) {
     return std::nullopt;
   }
   double d = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (numeric(a[i]) && numeric(b[i])) {
+    const bool counted = over.empty() || std::find(over.begin(), over.end(), i) != over.end();
+    if (counted && numeric(a[i]) && numeric(b[i])) {
       d += std::abs(number(a[i]) - number(b[i]));
     } else if (!(a[i] == b[i])) {
       return std::nullopt;
@@ -158,11 +159,12 @@ std::optional<double> key_distance(const key &a, const key &b) {
   return d;
 }
 
-std::optional<std::size_t> nearest_key(const key &k, std::span<const key> known) {
+std::optional<std::size_t> nearest_key(const key &k, std::span<const key> known,
+                                       std::span<const std::size_t> over) {
   std::optional<std::size_t> best;
   double best_d = 0;
   for (std::size_t i = 0; i < known.size(); ++i) {
-    const auto d = key_distance(k, known[i]);
+    const auto d = key_distance(k, known[i], over);
     if (!d || known[i] == k) {
       continue;
     }

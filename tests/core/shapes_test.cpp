@@ -103,6 +103,17 @@ TEST(nearest_key, distance_ties_and_what_cannot_be_compared) {
   EXPECT_FALSE(tunekit::nearest_key(key{"a"}, known));
 }
 
+TEST(nearest_key, over_some_positions_the_others_must_be_equal) {
+  // (M, E): by M only, the E of the call must be the E of the key (vLLM: one file per E).
+  const std::vector<std::size_t> m{0};
+  EXPECT_EQ(tunekit::key_distance(key{100, 8}, key{64, 8}, m), 36.0);
+  EXPECT_FALSE(tunekit::key_distance(key{100, 8}, key{100, 16}, m));
+  const std::vector<key> known{key{64, 16}, key{512, 8}};
+  EXPECT_EQ(tunekit::nearest_key(key{60, 8}, known, m), 1U);
+  EXPECT_EQ(tunekit::nearest_key(key{60, 8}, known), 0U); // over every value: (64, 16) is nearer
+  EXPECT_FALSE(tunekit::nearest_key(key{60, 4}, known, m));
+}
+
 // A cost whose best BLOCK is the one nearest to n: winners differ per key.
 double near_n(const config &c, const key &k) {
   const double n = static_cast<double>(k[0].as_int());
@@ -183,6 +194,26 @@ TEST_F(shapes_test, nearest_serves_the_nearest_known_key_without_measuring) {
   auto tune = make({});
   tune(1100);
   EXPECT_EQ(tune.tuner().last_source(), source::search);
+}
+
+TEST_F(shapes_test, nearest_over_one_position_serves_only_keys_equal_elsewhere) {
+  auto o = opts();
+  o.measurer = std::make_shared<tunekit::simulated_measurer>(near_n, 0.0, 1);
+  o.shapes = {.on_miss = miss_policy::nearest, .nearest_over = {0}};
+  auto mm = tunekit::autotune(
+      "mm", block_space(),
+      [](int m, int e) {
+        return key{m, e};
+      },
+      tunekit::keep_all{}, [this](int, int, const config &c) { p->calls.push_back(c); },
+      std::move(o));
+  mm(256, 16);
+  mm(2048, 8);
+  mm(300, 8); // (256, 16) is nearer over both values; over M, only E = 8 compares
+  EXPECT_EQ(mm.tuner().last_source(), source::nearest);
+  EXPECT_EQ(p->calls.back().get_int("BLOCK"), 2048);
+  mm(300, 4); // no key with E = 4: a search
+  EXPECT_EQ(mm.tuner().last_source(), source::search);
 }
 
 TEST_F(shapes_test, nearest_reads_the_winner_cache_once_and_ties_go_to_the_smaller_key) {

@@ -132,7 +132,7 @@ OPTIONS = frozenset({"name", "version", "budget", "strategy", "seed", "batch_siz
                      "start_configs", "transfer_from_cache", "use_disk_cache", "artifact_name",
                      "key_names", "lookup_table", "op_name", "table_params", "template_hashes",
                      "hardware", "dependencies", "deferred", "parallel_split", "key_buckets",
-                     "on_miss", "autotune_pg", "compile_workers"})
+                     "on_miss", "nearest_over", "autotune_pg", "compile_workers"})
 
 
 class Autotuner(_TritonAutotuner):
@@ -145,7 +145,7 @@ class Autotuner(_TritonAutotuner):
     ``use_disk_cache`` (True), ``artifact_name``, ``key_names``, ``lookup_table``, ``op_name``,
     ``table_params``, ``template_hashes``, ``hardware``, ``dependencies``, ``deferred`` (with
     ``tunekit.arm``), ``parallel_split``, ``key_buckets`` (by ``key=[...]`` name or position)
-    and ``on_miss``; ``autotune_pg``: the ``torch.distributed`` group (or
+    ``on_miss`` and ``nearest_over``; ``autotune_pg``: the ``torch.distributed`` group (or
     communicator) whose ranks agree on every winner (None: the default group);
     ``compile_workers``: processes that compile candidates ahead of their measurement (None:
     one per CPU; 0: compile at the first launch, as Triton does). tunekit's winner cache replaces
@@ -166,7 +166,8 @@ class Autotuner(_TritonAutotuner):
                  key_names: Sequence[str] = (), lookup_table: Any = None, op_name: str = "",
                  table_params: Any = None, template_hashes: Any = None, hardware: Any = None,
                  dependencies: Any = None, deferred: bool = False, parallel_split: bool = False,
-                 key_buckets: Any = None, on_miss: str = "tune", autotune_pg: Any = None,
+                 key_buckets: Any = None, on_miss: str = "tune",
+                 nearest_over: Sequence[Any] = (), autotune_pg: Any = None,
                  compile_workers: int | None = None) -> None:
         super().__init__(fn, arg_names, configs, key, reset_to_zero, restore_value,
                          pre_hook=pre_hook, post_hook=post_hook,
@@ -208,6 +209,7 @@ class Autotuner(_TritonAutotuner):
                 template_hashes=template_hashes, deferred=deferred,
                 parallel_split=parallel_split, key_buckets=key_buckets,
                 key_names_for_buckets=list(self.keys), on_miss=on_miss,
+                nearest_over=nearest_over, rerank=False,
                 where="tunekit.triton.autotune"),
         }
         self._pg = autotune_pg
