@@ -4,6 +4,7 @@
 //
 //   ./tunekit_cuda_bench_gemm [--size S] [--out gemm.json]
 //   ./tunekit_cuda_bench_gemm --tune-only [--out run.json]   one search, for stability runs
+//   --no-rerank                                               without the re-rank of the leaders
 
 #include "cublas_reference.hpp"
 #include "device_array.hpp"
@@ -28,6 +29,7 @@ int main(int argc, char **argv) {
   int size = 4096;
   std::string out_path;
   bool tune_only = false;
+  bool rerank = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
       size = std::atoi(argv[++i]);
@@ -35,6 +37,8 @@ int main(int argc, char **argv) {
       out_path = argv[++i];
     } else if (std::strcmp(argv[i], "--tune-only") == 0) {
       tune_only = true;
+    } else if (std::strcmp(argv[i], "--no-rerank") == 0) {
+      rerank = false;
     }
   }
   if (!tunekit::cuda::device_available()) {
@@ -67,6 +71,9 @@ int main(int argc, char **argv) {
     j["dependencies"] = tunekit::cuda::dependencies();
 
     auto options = tunekit::cuda::make_tuner_options({.stream = stream});
+    if (!rerank) {
+      options.search.rerank.band = 0;
+    }
     options.use_disk_cache = false;
     options.process = tunekit::process_context{};
     auto tuned = tunekit::autotune("bench.cuda_gemm", example::gemm_space(), example::gemm_key,
@@ -102,6 +109,11 @@ int main(int argc, char **argv) {
                    {"per_candidate_ms", wall_ms / static_cast<double>(measured)},
                    {"winner", entry.winner.to_string()},
                    {"winner_template_id", entry.winner.template_id()},
+                   {"rerank", entry.rerank
+                                  ? nlohmann::json{{"leaders", entry.rerank->leaders.size()},
+                                                   {"changed", entry.rerank->winner_before !=
+                                                                   entry.winner_index}}
+                                  : nlohmann::json(nullptr)},
                    {"candidates", candidates}};
     j["winner_output"] = {{"relative_error", check.relative_error},
                           {"max_abs_error", check.max_abs_error},

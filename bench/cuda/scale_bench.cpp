@@ -4,6 +4,7 @@
 //
 //   ./tunekit_cuda_bench_scale [--n N] [--out scale.json]   everything above
 //   ./tunekit_cuda_bench_scale --tune-only [--out run.json]  one search, for stability runs
+//   --no-rerank                                               without the re-rank of the leaders
 
 #include "device_array.hpp"
 #include "scale_space.hpp"
@@ -35,8 +36,11 @@ struct search_result {
 // One search in a new tuner (nothing remembered), timed on the host clock from the call to the
 // end of the winner's run.
 search_result tune_once(const float *x, float *y, std::int64_t n, cudaStream_t stream,
-                        bool flush_l2) {
+                        bool flush_l2, bool rerank) {
   auto options = tunekit::cuda::make_tuner_options({.stream = stream, .flush_l2 = flush_l2});
+  if (!rerank) {
+    options.search.rerank.band = 0;
+  }
   options.use_disk_cache = false;
   options.process = tunekit::process_context{};
   auto tuned = tunekit::autotune("bench.cuda_scale", example::scale_space(), example::scale_key,
@@ -64,8 +68,16 @@ nlohmann::json search_json(const search_result &r) {
                                                                : nlohmann::json(nullptr)},
          {"reason", c.reason}});
   }
+  nlohmann::json rerank = nullptr;
+  if (r.entry.rerank) {
+    rerank = {
+        {"leaders", r.entry.rerank->leaders.size()},
+        {"winner_before", r.entry.candidates[r.entry.rerank->winner_before].config.to_string()},
+        {"changed", r.entry.rerank->winner_before != r.entry.winner_index}};
+  }
   return {{"wall_ms", r.wall_ms},
           {"candidates_measured", r.measured},
+          {"rerank", rerank},
           {"per_candidate_ms", r.wall_ms / static_cast<double>(r.measured)},
           {"winner", r.entry.winner.to_string()},
           {"candidates", candidates}};
@@ -77,6 +89,7 @@ int main(int argc, char **argv) {
   std::int64_t n = std::int64_t{1} << 26;
   std::string out_path;
   bool tune_only = false;
+  bool rerank = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
       n = std::atoll(argv[++i]);
@@ -84,6 +97,8 @@ int main(int argc, char **argv) {
       out_path = argv[++i];
     } else if (std::strcmp(argv[i], "--tune-only") == 0) {
       tune_only = true;
+    } else if (std::strcmp(argv[i], "--no-rerank") == 0) {
+      rerank = false;
     }
   }
   if (!tunekit::cuda::device_available()) {
@@ -108,7 +123,7 @@ int main(int argc, char **argv) {
     j["n"] = n;
     j["hardware"] = hw.to_string();
     j["dependencies"] = tunekit::cuda::dependencies();
-    const search_result first = tune_once(x.get(), y.get(), n, stream, false);
+    const search_result first = tune_once(x.get(), y.get(), n, stream, false, rerank);
     j["tuning"] = search_json(first);
     const bool winner_ok = tunekit::cuda::compare(y.get(), ref.get(), count, stream).within(0.0);
     j["winner_output_correct"] = winner_ok;
@@ -121,8 +136,8 @@ int main(int argc, char **argv) {
     }
 
     // Tuning cost again in the same process (kernels loaded), and with the L2 flush on.
-    j["tuning_again"] = search_json(tune_once(x.get(), y.get(), n, stream, false));
-    j["tuning_flush_l2"] = search_json(tune_once(x.get(), y.get(), n, stream, true));
+    j["tuning_again"] = search_json(tune_once(x.get(), y.get(), n, stream, false, rerank));
+    j["tuning_flush_l2"] = search_json(tune_once(x.get(), y.get(), n, stream, true, rerank));
 
     // The copy ceiling: a device-to-device copy of the same bytes (read n, write n).
     auto copy = [&] {

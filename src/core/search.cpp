@@ -367,10 +367,11 @@ search_record measure_with_strategy(const search_request &in, const search_space
 
 // The re-rank of the leaders (rerank_settings): the measured candidates within the band of the
 // best, measured again in interleaved rounds; the policy's statistic over those runs, worst rank
-// counting, decides among them. Every rank measures every leader (the leaders come from reduced
-// times, so they are the same everywhere) and takes part in one reduction. nullopt when there is
-// nothing to re-rank.
-std::optional<rerank_record> rerank_leaders(const search_request &in, const search_result &found) {
+// counting, decides among them (`pick`: the winner, an index into `found.records`). Every rank
+// measures every leader (the leaders come from reduced times, so they are the same everywhere) and
+// takes part in one reduction. nullopt when there is nothing to re-rank.
+std::optional<rerank_record> rerank_leaders(const search_request &in, const search_result &found,
+                                            std::size_t &pick) {
   const rerank_settings &rs = in.settings.rerank;
   if (!(rs.band > 0) || rs.max_leaders < 2 || rs.rounds < 1) {
     return std::nullopt;
@@ -430,26 +431,47 @@ std::optional<rerank_record> rerank_leaders(const search_request &in, const sear
   rec.rounds = rs.rounds;
   rec.runs = round_policy.runs;
   rec.winner_before = found.winner;
-  std::vector<double> scores(n + 1, infinity);
+  // One reduction: the scores, their standard errors, and "a rank hit a fatal failure".
+  std::vector<double> reduced(2 * n + 1, infinity);
   for (std::size_t l = 0; l < n; ++l) {
     sample_stats st;
     if (!failed[l] && !samples[l].empty()) {
       st = summarize(samples[l]);
-      scores[l] = st.score(m.policy.stat);
+      reduced[l] = st.score(m.policy.stat);
+      reduced[n + l] = st.stddev / std::sqrt(static_cast<double>(st.count));
     }
     rec.stats.push_back(st);
   }
-  scores.back() = fatal ? 1.0 : 0.0;
-  reduce_worst(in.comm, in.what, scores);
+  reduced.back() = fatal ? 1.0 : 0.0;
+  reduce_worst(in.comm, in.what, reduced);
   if (fatal) {
     throw *fatal;
   }
-  if (scores.back() > 0) {
+  if (reduced.back() > 0) {
     throw no_valid_config_error(in.what + ": a leader failed in the re-rank on another rank and "
                                           "left its device unusable, so tuning stopped on every "
                                           "rank");
   }
-  scores.pop_back();
+  std::vector<double> scores(reduced.begin(), reduced.begin() + static_cast<std::ptrdiff_t>(n));
+  const std::span<const double> errors(reduced.data() + n, n);
+  // The fastest by the re-rank (a tie to the earlier candidate) replaces the search's winner
+  // (leader 0) only when it is faster by more than twice their combined standard error: among
+  // leaders the re-rank cannot tell apart, the search's winner stands.
+  std::optional<std::size_t> fastest;
+  for (std::size_t l = 0; l < n; ++l) {
+    if (std::isfinite(scores[l]) &&
+        (!fastest || scores[l] < scores[*fastest] ||
+         (scores[l] == scores[*fastest] && leaders[l] < leaders[*fastest]))) {
+      fastest = l;
+    }
+  }
+  pick = found.winner;
+  if (fastest && *fastest != 0) {
+    const double margin = 2 * std::hypot(errors[0], errors[*fastest]);
+    if (!std::isfinite(scores[0]) || scores[0] - scores[*fastest] > margin) {
+      pick = leaders[*fastest];
+    }
+  }
   rec.leaders = std::move(leaders);
   rec.scores = std::move(scores);
   return rec;
@@ -533,20 +555,9 @@ search_result search(const search_request &in) {
     throw no_valid_config(in.what, result.records.size(), result.records);
   }
   result.winner = *winner;
-  if (auto rr = rerank_leaders(in, result)) {
-    // The re-rank decides among the leaders: the smallest finite score, a tie to the earlier
-    // candidate; when every leader failed in it, the search's winner stands.
-    std::optional<std::size_t> pick;
-    for (std::size_t l = 0; l < rr->leaders.size(); ++l) {
-      const double s = rr->scores[l];
-      if (std::isfinite(s) && (!pick || s < rr->scores[*pick] ||
-                               (s == rr->scores[*pick] && rr->leaders[l] < rr->leaders[*pick]))) {
-        pick = l;
-      }
-    }
-    if (pick) {
-      result.winner = rr->leaders[*pick];
-    }
+  std::size_t pick = result.winner;
+  if (auto rr = rerank_leaders(in, result, pick)) {
+    result.winner = pick;
     result.rerank = std::move(rr);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -175,6 +175,44 @@ TEST_F(rerank_test, a_broken_re_rank_record_is_refused_with_the_field_named) {
   EXPECT_NEAR(e.candidates[0].stats.mean, 0.98, 1e-4);
 }
 
+// A and B equal within their noise (B 0.1% slower, runs +-5%): the re-rank cannot tell them
+// apart, so the search's winner (B, lucky the first time) stands.
+class too_close final : public tunekit::measurer {
+public:
+  std::vector<double> measure(const tunekit::candidate_info &info,
+                              tunekit::detail::function_ref<void()> run,
+                              const tunekit::measure_policy &policy) override {
+    const std::string algo = info.config.get_string("algo");
+    const bool first = seen[algo]++ == 0;
+    std::vector<double> out;
+    for (int i = 0; i < policy.warmup + policy.runs; ++i) {
+      run();
+      if (i >= policy.warmup) {
+        const double base = algo == "A" ? 0.98 : algo == "B" ? (first ? 0.97 : 0.981) : 2.0;
+        out.push_back(base * (i % 2 == 0 ? 1.05 : 0.95));
+      }
+    }
+    return out;
+  }
+  [[nodiscard]] std::string name() const override { return "scripted"; }
+  std::map<std::string, int> seen;
+};
+
+TEST(rerank, leaders_it_cannot_tell_apart_keep_the_search_s_winner) {
+  temp_dir dir;
+  log_capture log;
+  auto o = options(dir.path(), std::make_shared<too_close>(), log);
+  o.policy = {1, 6, tunekit::statistic::mean};
+  auto f = tunekit::autotune(
+      "close", tunekit::config_space({config{{"algo", "A"}}, config{{"algo", "B"}}}),
+      [](int n) { return key{n}; }, tunekit::keep_all{}, [](int, const config &) {}, o);
+  f(1);
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e && e->rerank);
+  EXPECT_LT(e->rerank->scores[1], e->rerank->scores[0]); // A measured a little faster...
+  EXPECT_EQ(e->winner.get_string("algo"), "B");          // ...but within the noise
+}
+
 TEST(sample_stats, runs_and_outliers_are_counted_and_old_entries_still_read) {
   const auto st = tunekit::summarize({1.0, 1.02, 0.98, 1.01, 0.99, 1.0, 1.03, 0.97, 1.0, 10.0});
   EXPECT_EQ(st.count, 10U);
