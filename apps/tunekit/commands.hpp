@@ -127,6 +127,8 @@ struct kernels_options {
 struct report_options {
   std::vector<std::string> functions; ///< empty: every function
   std::string out = "tunekit-report.html";
+  std::vector<std::string> flop;  ///< `[NAME=]EXPR` work per call, passed on (docs/report.md)
+  std::vector<std::string> bytes; ///< `[NAME=]EXPR` bytes per call, passed on
 };
 [[nodiscard]] int report(const global_options &g, const report_options &o);
 

@@ -206,6 +206,11 @@ int main(int argc, char **argv) {
                                          "package; see docs/report.md)");
   r->add_option("--function", rep.functions, "only this function's entries (repeatable)");
   r->add_option("-o,--out", rep.out, "output file")->capture_default_str();
+  r->add_option("--flop", rep.flop,
+                "[NAME=]EXPR: floating-point operations of one call, from the key's values "
+                "k0, k1, ... (repeatable; GFLOP/s in the page)");
+  r->add_option("--bytes", rep.bytes,
+                "[NAME=]EXPR: bytes one call moves (repeatable; GB/s in the page)");
   r->callback([&] { rc = report(global, rep); });
 
   device_options dev;

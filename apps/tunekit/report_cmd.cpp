@@ -53,6 +53,14 @@ int report(const global_options &g, const report_options &o) {
     argv.emplace_back("--function");
     argv.push_back(f);
   }
+  for (const auto &e : o.flop) {
+    argv.emplace_back("--flop");
+    argv.push_back(e);
+  }
+  for (const auto &e : o.bytes) {
+    argv.emplace_back("--bytes");
+    argv.push_back(e);
+  }
   std::cout.flush();
   const int rc = detail::run_and_wait(argv);
   if (rc < 0) {

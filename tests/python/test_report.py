@@ -758,6 +758,13 @@ def test_the_cpp_command_runs_the_module(tmp_path):
     data = report.read_report_data(out.read_text())
     assert [a["function"] for a in data["entries"]] == ["demo.sum"]
     assert data["cache_dir"] == str(cache)
+    # --flop and --bytes are passed on as given.
+    run = _run_cli(exe, ["--cache-dir", str(cache), "report", "--function", "demo.sum", "-o",
+                         str(out), "--flop", "2*k0", "--bytes", "demo.sum=8*k0"],
+                   sys.executable, _package_dir(tmp_path, True))
+    assert run.returncode == 0, run.stderr
+    work = report.read_report_data(out.read_text())["entries"][0]["work"]
+    assert work["flop"]["expression"] == "2*k0" and work["bytes"]["expression"] == "8*k0"
     # A missing cache directory is the module's error, passed on.
     run = _run_cli(exe, ["--cache-dir", str(tmp_path / "nope"), "report", "-o", str(out)],
                    sys.executable, _package_dir(tmp_path, True))
