@@ -90,6 +90,10 @@ struct space_record {
   /// SHA-256 of the space's configs (templates and canonical text, in order; docs/cache.md).
   std::string digest;
   std::size_t winner = 0; ///< the winner's position among the `size` candidates
+  /// The index in `cache_entry::candidates` of the call's first candidate (the default, what the
+  /// speed-up is taken over), when it was measured; absent in entries written before it was
+  /// recorded.
+  std::optional<std::size_t> default_candidate{};
   friend bool operator==(const space_record &, const space_record &) = default;
 };
 

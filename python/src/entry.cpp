@@ -85,6 +85,7 @@ nb::dict space_to_py(const space_record &r) {
   d["pruned"] = r.pruned;
   d["digest"] = r.digest;
   d["winner"] = r.winner;
+  d["default"] = r.default_candidate ? nb::object(nb::cast(*r.default_candidate)) : nb::none();
   return d;
 }
 

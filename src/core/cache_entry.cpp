@@ -120,6 +120,9 @@ cache_entry make_entry(const entry_context &ctx, search_result found) {
   e.winner_index = found.winner;
   e.space =
       space_record{ctx.candidates, ctx.pruned, ctx.space_digest, found.positions[found.winner]};
+  if (!found.positions.empty() && found.positions.front() == 0) {
+    e.space->default_candidate = 0; // records are in candidate order: the first is the default
+  }
   e.candidates = std::move(found.records);
   e.policy = ctx.policy;
   e.measurer = ctx.measurer;
@@ -211,6 +214,9 @@ std::string to_json(const cache_entry &e) {
                       {"pruned", e.space->pruned},
                       {"digest", e.space->digest},
                       {"winner", e.space->winner}};
+    if (e.space->default_candidate) {
+      j["space"]["default"] = *e.space->default_candidate;
+    }
   }
   return detail::dump(j, 2) + "\n";
 }
@@ -398,6 +404,13 @@ cache_entry cache_entry_from_json(std::string_view text) {
     if (r.winner >= r.size || r.pruned >= r.size) {
       throw error("'space' holds a winner position or a pruned count outside its " +
                   std::to_string(r.size) + " candidates");
+    }
+    if (sj.contains("default")) { // absent before it was recorded
+      r.default_candidate = count("default");
+      if (*r.default_candidate >= e.candidates.size()) {
+        throw error("'space.default' " + std::to_string(*r.default_candidate) + " is outside the " +
+                    std::to_string(e.candidates.size()) + " candidates");
+      }
     }
     e.space = std::move(r);
   }

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <regex>
@@ -211,6 +213,48 @@ TEST(rerank, leaders_it_cannot_tell_apart_keep_the_search_s_winner) {
   ASSERT_TRUE(e && e->rerank);
   EXPECT_LT(e->rerank->scores[1], e->rerank->scores[0]); // A measured a little faster...
   EXPECT_EQ(e->winner.get_string("algo"), "B");          // ...but within the noise
+}
+
+TEST(default_candidate, the_entry_says_where_the_default_is_when_it_was_measured) {
+  temp_dir dir;
+  log_capture log;
+  auto meas = std::make_shared<tunekit::simulated_measurer>(
+      [](const config &c, const key &) {
+        return 1.0 +
+               static_cast<double>(std::abs(c.get_int("X") - 60) + std::abs(c.get_int("Y") - 50));
+      },
+      0.0, 1);
+  std::vector<tunekit::value> xs;
+  std::vector<tunekit::value> ys;
+  for (std::int64_t v = 0; v < 8; ++v) {
+    xs.emplace_back(v * 10);
+    ys.emplace_back(v * 10);
+  }
+  const auto space = tunekit::config_space::product({{"X", xs}, {"Y", ys}});
+  const auto tune = [&](std::string name, std::size_t budget) {
+    auto o = options(dir.path(), meas, log);
+    o.search.budget.max_evaluations = budget;
+    o.search.start_configs = {config{{"X", 60}, {"Y", 50}}};
+    auto f = tunekit::autotune(
+        std::move(name), space, [](int n) { return key{n}; }, tunekit::keep_all{},
+        [](int, const config &) {}, o);
+    f(1);
+    return std::pair{*f.tuner().last_search(), f.tuner().cache_path(key{1})};
+  };
+  // Measured whole: the first candidate is the default, and the entry says so.
+  const auto [whole, path] = tune("whole", 1000);
+  ASSERT_TRUE(whole.space && whole.space->default_candidate);
+  EXPECT_EQ(*whole.space->default_candidate, 0U);
+  EXPECT_EQ(whole.candidates[0].config, (config{{"X", 0}, {"Y", 0}}));
+  const auto back = tunekit::cache_entry_from_json(read_text(path));
+  ASSERT_TRUE(back.space && back.space->default_candidate);
+  EXPECT_EQ(*back.space->default_candidate, 0U);
+  // A strategy near the best never measured the default: nothing is said.
+  const auto [part, unused] = tune("part", 4);
+  static_cast<void>(unused);
+  ASSERT_TRUE(part.space);
+  EXPECT_NE(part.candidates[0].config, (config{{"X", 0}, {"Y", 0}}));
+  EXPECT_FALSE(part.space->default_candidate);
 }
 
 TEST(sample_stats, runs_and_outliers_are_counted_and_old_entries_still_read) {

@@ -193,6 +193,8 @@ def _default_index(e: dict, exhaustive: bool) -> Optional[int]:
     space = e["space"]
     if space is None:
         return 0 if exhaustive else None
+    if space.get("default") is not None:  # recorded: the default was measured
+        return int(space["default"])
     if space["winner"] == 0:
         return e["winner"]
     if space["winner"] == e["winner"]:
