@@ -36,6 +36,17 @@ struct entry_context {
   std::string key_buckets{};
 };
 
+/// The measurer name of the entries an import writes (`tunekit cache import-kernel-tuner`,
+/// docs/formats.md): timed by another tool, served whatever the tuner's measurer.
+inline constexpr const char *imported_measurer = "kernel_tuner";
+
+/// Whether `e` was timed by another of tunekit's measurers than `measurer`: such an entry is not
+/// served (docs/cache.md, "measurer"). An entry that records none, or an imported one, is.
+[[nodiscard]] inline bool timed_by_another_measurer(const cache_entry &e,
+                                                    const std::string &measurer) {
+  return !e.measurer.empty() && e.measurer != imported_measurer && e.measurer != measurer;
+}
+
 /// The entry recording `found`: its measured candidates (pruned ones are counted, not listed),
 /// the winner and its position among the call's candidates, the strategy's record, a timestamp.
 [[nodiscard]] cache_entry make_entry(const entry_context &ctx, search_result found);

@@ -215,6 +215,7 @@ campaign_outputs write_campaign_outputs(const tuner &t, const std::vector<key> &
   const winner_cache cache(t.env().cache_dir);
   const std::string buckets = describe_buckets(t.options().shapes.buckets);
   const std::string space = detail::space_digest(t.space());
+  const std::string measured_by = detail::tuner_access::measurer(t).name();
   std::vector<key> seen;
   std::vector<cache_entry> entries;
   for (const key &k : keys) {
@@ -233,6 +234,9 @@ campaign_outputs write_campaign_outputs(const tuner &t, const std::vector<key> &
       why = "its winner cache entry " + r.path.string() + " was recorded with ";
       why += r.value->key_buckets.empty() ? "no key buckets" : "the key buckets ";
       why += r.value->key_buckets;
+    } else if (detail::timed_by_another_measurer(*r.value, measured_by)) {
+      why = "its winner cache entry " + r.path.string() + " was timed by the measurer '" +
+            r.value->measurer + "', not '" + measured_by + "'";
     } else if (r.value->space && r.value->space->digest != space) {
       why = "its winner cache entry " + r.path.string() + " was recorded for another config space";
     }

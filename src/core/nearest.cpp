@@ -1,4 +1,5 @@
 #include "nearest.hpp"
+#include "cache_entry.hpp"
 
 #include <tunekit/shapes.hpp>
 
@@ -19,7 +20,7 @@ void known_keys::add(const key &k, const config &c) {
 
 void known_keys::scan_once(const winner_cache &cache, const function_identity &fn,
                            const hardware_info &hw, const std::string &space_digest,
-                           const std::string &buckets) {
+                           const std::string &buckets, const std::string &measurer) {
   if (m_scanned) {
     return;
   }
@@ -32,7 +33,8 @@ void known_keys::scan_once(const winner_cache &cache, const function_identity &f
     }
     const cache_entry &e = *r.value;
     if (!(e.function == fn) || e.hardware.digest() != digest || e.key_buckets != buckets ||
-        (e.space && e.space->digest != space_digest)) {
+        (e.space && e.space->digest != space_digest) ||
+        timed_by_another_measurer(e, measurer)) {
       continue;
     }
     if (std::none_of(m_known.begin(), m_known.end(),

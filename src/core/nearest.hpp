@@ -22,10 +22,12 @@ class known_keys {
 public:
   /// A winner this process holds for the stored key `k`.
   void add(const key &k, const config &c);
-  /// The entries of `cache` recorded for `fn` on `hw` with the space `space_digest` and the key
-  /// buckets `buckets`, read the first time only.
+  /// The entries of `cache` recorded for `fn` on `hw` with the space `space_digest`, the key
+  /// buckets `buckets` and the measurer `measurer` (entries recording none count too), read the
+  /// first time only.
   void scan_once(const winner_cache &cache, const function_identity &fn, const hardware_info &hw,
-                 const std::string &space_digest, const std::string &buckets);
+                 const std::string &space_digest, const std::string &buckets,
+                 const std::string &measurer);
 
   /// The nearest known key to the call's stored key whose winner is a kept candidate of the call:
   /// (candidate index, the key it came from). Keys with other pinned values are not compared.

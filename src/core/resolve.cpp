@@ -1,4 +1,5 @@
 #include "resolve.hpp"
+#include "cache_entry.hpp"
 
 #include <tunekit/artifact.hpp>
 #include <tunekit/error.hpp>
@@ -89,6 +90,12 @@ std::optional<cache_entry> load_entry(const resolve_sources &s, const key &store
     text += s.buckets.empty() ? "none" : s.buckets;
     text += "; retuning";
     s.log.warn(text);
+    return std::nullopt;
+  }
+  if (timed_by_another_measurer(*r.value, s.measurer)) {
+    s.log.warn("skipping winner cache entry " + r.path.string() +
+               ": its candidates were timed by " + "the measurer '" + r.value->measurer +
+               "', this tuner's is '" + s.measurer + "'; retuning");
     return std::nullopt;
   }
   if (r.value->space && r.value->space->digest != s.space_digest) {

@@ -34,6 +34,7 @@ struct resolve_sources {
   const config_space &space;
   const std::string &space_digest; ///< what the entries' `space.digest` must be
   const std::string &buckets;      ///< what the entries' `key_buckets` must be
+  const std::string &measurer;     ///< what the entries' `measurer` must be (empty: any)
   const rank_log &log;
   /// The keys the tuner knows, for nearest-key serving (`miss_policy::nearest`); null: off.
   const known_keys *known = nullptr;

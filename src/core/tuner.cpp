@@ -38,6 +38,7 @@ struct tuner::impl {
   std::vector<std::string> templates;        // the template ids of the space
   std::string space_digest;                  // see docs/cache.md, "space"
   std::string buckets;                       // describe_buckets(opts.shapes.buckets)
+  std::string measured_by;                   // meas->name(): what the entries' `measurer` must be
   detail::known_keys known;                  // for nearest-key serving
 
   effort env_effort = effort::full; // TUNEKIT_AUTOTUNE, read when the tuner is built
@@ -67,6 +68,7 @@ struct tuner::impl {
     if (!meas) {
       meas = std::make_shared<host_measurer>();
     }
+    measured_by = meas->name();
     table = opts.table.lookup_table;
     if (!table && !env.lookup_table.empty()) {
       try {
@@ -114,7 +116,7 @@ struct tuner::impl {
   [[nodiscard]] detail::resolve_sources sources() {
     const bool nearest = opts.shapes.on_miss == miss_policy::nearest && !env.always_tune;
     if (nearest && opts.use_disk_cache) {
-      known.scan_once(cache, {name, opts.version}, hw, space_digest, buckets);
+      known.scan_once(cache, {name, opts.version}, hw, space_digest, buckets, measured_by);
     }
     return {name,
             opts,
@@ -127,6 +129,7 @@ struct tuner::impl {
             space,
             space_digest,
             buckets,
+            measured_by,
             log,
             nearest ? &known : nullptr};
   }
@@ -217,7 +220,7 @@ struct tuner::impl {
       if (r.found()) {
         const cache_entry &e = *r.value;
         if (e.space && e.space->digest != space_digest && e.policy == policy &&
-            e.measurer == meas->name() && e.key_buckets == buckets &&
+            e.measurer == measured_by && e.key_buckets == buckets &&
             dependency_diff(e.dependencies, deps).empty()) {
           for (const auto &c : e.candidates) {
             if (c.status != candidate_status::pruned) {

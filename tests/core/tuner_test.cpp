@@ -127,6 +127,41 @@ TEST_F(tuner_test, forget_drops_memory_and_the_cache_answers) {
   EXPECT_EQ(p->calls.back(), fastest);
 }
 
+TEST_F(tuner_test, an_entry_timed_by_another_measurer_is_retuned_and_says_why) {
+  static_cast<void>(make_scale(p, opts())(1024)); // timed by the simulated measurer
+  auto o = opts();
+  o.measurer = std::make_shared<fixed_measurer>();
+  auto other = make_scale(p, o);
+  static_cast<void>(other(1024));
+  EXPECT_EQ(other.tuner().last_source(), source::search);
+  EXPECT_EQ(log.count(tunekit::log_level::warning,
+                      {"timed by the measurer 'simulated'", "this tuner's is 'fixed'", "retuning"}),
+            1U);
+  // The entry is now the fixed measurer's, and serves a process of that measurer.
+  auto again = make_scale(p, o);
+  static_cast<void>(again(1024));
+  EXPECT_EQ(again.tuner().last_source(), source::cache);
+  // The simulated measurer's tuner retunes in turn; the first search measured 6 candidates.
+  static_cast<void>(make_scale(p, opts())(1024));
+  EXPECT_EQ(meas->candidates_measured(), 12U);
+}
+
+TEST_F(tuner_test, an_entry_imported_from_kernel_tuner_is_served_whatever_the_measurer) {
+  static_cast<void>(make_scale(p, opts())(1024));
+  const tunekit::winner_cache cache(dir.path());
+  const auto files = cache.list("scale");
+  ASSERT_EQ(files.size(), 1U);
+  auto e = tunekit::winner_cache::read(files[0]).value;
+  ASSERT_TRUE(e.has_value());
+  e->measurer = "kernel_tuner"; // what `tunekit cache import-kernel-tuner` records
+  static_cast<void>(cache.store(*e, "imported\n"));
+  log.clear();
+  auto served = make_scale(p, opts());
+  static_cast<void>(served(1024));
+  EXPECT_EQ(served.tuner().last_source(), source::cache);
+  EXPECT_EQ(log.count(tunekit::log_level::warning, {"measurer"}), 0U) << log.dump();
+}
+
 TEST_F(tuner_test, many_keys_are_remembered) {
   auto o = opts();
   o.use_disk_cache = false;
