@@ -39,12 +39,18 @@ struct entry_context {
 /// The measurer name of the entries an import writes (`tunekit cache import-kernel-tuner`,
 /// docs/formats.md): timed by another tool, served whatever the tuner's measurer.
 inline constexpr const char *imported_measurer = "kernel_tuner";
+/// The name of CUDA-graph timing's measurers, in C++ and Python (docs/cuda.md, docs/python.md).
+inline constexpr const char *graph_measurer = "cuda-graph";
 
-/// Whether `e` was timed by another of tunekit's measurers than `measurer`: such an entry is not
-/// served (docs/cache.md, "measurer"). An entry that records none, or an imported one, is.
-[[nodiscard]] inline bool timed_by_another_measurer(const cache_entry &e,
-                                                    const std::string &measurer) {
-  return !e.measurer.empty() && e.measurer != imported_measurer && e.measurer != measurer;
+/// Whether `e` was timed the other way from a tuner timing with `measurer`: by replays of a CUDA
+/// graph where the tuner times eagerly, or the reverse. Such an entry is not served (docs/cache.md,
+/// "measurer"); an entry that records no measurer, or an imported one, is, and so is one of
+/// another measurer of the same way (a C++ entry in Python).
+[[nodiscard]] inline bool timed_another_way(const cache_entry &e, const std::string &measurer) {
+  if (e.measurer.empty() || e.measurer == imported_measurer || measurer.empty()) {
+    return false;
+  }
+  return (e.measurer == graph_measurer) != (measurer == graph_measurer);
 }
 
 /// The entry recording `found`: its measured candidates (pruned ones are counted, not listed),

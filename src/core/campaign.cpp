@@ -234,7 +234,7 @@ campaign_outputs write_campaign_outputs(const tuner &t, const std::vector<key> &
       why = "its winner cache entry " + r.path.string() + " was recorded with ";
       why += r.value->key_buckets.empty() ? "no key buckets" : "the key buckets ";
       why += r.value->key_buckets;
-    } else if (detail::timed_by_another_measurer(*r.value, measured_by)) {
+    } else if (detail::timed_another_way(*r.value, measured_by)) {
       why = "its winner cache entry " + r.path.string() + " was timed by the measurer '" +
             r.value->measurer + "', not '" + measured_by + "'";
     } else if (r.value->space && r.value->space->digest != space) {

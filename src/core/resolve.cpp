@@ -92,10 +92,11 @@ std::optional<cache_entry> load_entry(const resolve_sources &s, const key &store
     s.log.warn(text);
     return std::nullopt;
   }
-  if (timed_by_another_measurer(*r.value, s.measurer)) {
+  if (timed_another_way(*r.value, s.measurer)) {
     s.log.warn("skipping winner cache entry " + r.path.string() +
-               ": its candidates were timed by " + "the measurer '" + r.value->measurer +
-               "', this tuner's is '" + s.measurer + "'; retuning");
+               ": its candidates were timed by the measurer '" + r.value->measurer +
+               "', this tuner's is '" + s.measurer +
+               "' (CUDA-graph timing and eager timing pick differently); retuning");
     return std::nullopt;
   }
   if (r.value->space && r.value->space->digest != s.space_digest) {

@@ -127,23 +127,46 @@ TEST_F(tuner_test, forget_drops_memory_and_the_cache_answers) {
   EXPECT_EQ(p->calls.back(), fastest);
 }
 
-TEST_F(tuner_test, an_entry_timed_by_another_measurer_is_retuned_and_says_why) {
-  static_cast<void>(make_scale(p, opts())(1024)); // timed by the simulated measurer
-  auto o = opts();
-  o.measurer = std::make_shared<fixed_measurer>();
-  auto other = make_scale(p, o);
+/// `inner`'s timings under another name (how a measurer records itself in an entry).
+class renamed_measurer final : public tunekit::measurer {
+public:
+  renamed_measurer(std::shared_ptr<tunekit::measurer> inner, std::string name)
+      : m_inner(std::move(inner)), m_name(std::move(name)) {}
+  std::vector<double> measure(const tunekit::candidate_info &info,
+                              tunekit::detail::function_ref<void()> run,
+                              const tunekit::measure_policy &policy) override {
+    return m_inner->measure(info, run, policy);
+  }
+  [[nodiscard]] std::string name() const override { return m_name; }
+
+private:
+  std::shared_ptr<tunekit::measurer> m_inner;
+  std::string m_name;
+};
+
+TEST_F(tuner_test, an_entry_timed_the_other_way_is_retuned_and_says_why) {
+  static_cast<void>(make_scale(p, opts())(1024)); // timed eagerly, by the simulated measurer
+  auto graph = opts();
+  graph.measurer = std::make_shared<renamed_measurer>(meas, "cuda-graph");
+  auto other = make_scale(p, graph);
   static_cast<void>(other(1024));
   EXPECT_EQ(other.tuner().last_source(), source::search);
-  EXPECT_EQ(log.count(tunekit::log_level::warning,
-                      {"timed by the measurer 'simulated'", "this tuner's is 'fixed'", "retuning"}),
+  EXPECT_EQ(log.count(tunekit::log_level::warning, {"timed by the measurer 'simulated'",
+                                                    "this tuner's is 'cuda-graph'", "retuning"}),
             1U);
-  // The entry is now the fixed measurer's, and serves a process of that measurer.
-  auto again = make_scale(p, o);
+  // The entry is now graph-timed, and serves a process timing so.
+  auto again = make_scale(p, graph);
   static_cast<void>(again(1024));
   EXPECT_EQ(again.tuner().last_source(), source::cache);
-  // The simulated measurer's tuner retunes in turn; the first search measured 6 candidates.
+  // An eager tuner retunes in turn: three searches of 6 candidates.
   static_cast<void>(make_scale(p, opts())(1024));
-  EXPECT_EQ(meas->candidates_measured(), 12U);
+  EXPECT_EQ(meas->candidates_measured(), 18U);
+  // Another eager measurer is served what the simulated one timed: no search.
+  auto fixed = opts();
+  fixed.measurer = std::make_shared<fixed_measurer>();
+  auto served = make_scale(p, fixed);
+  static_cast<void>(served(1024));
+  EXPECT_EQ(served.tuner().last_source(), source::cache);
 }
 
 TEST_F(tuner_test, an_entry_imported_from_kernel_tuner_is_served_whatever_the_measurer) {
@@ -156,7 +179,9 @@ TEST_F(tuner_test, an_entry_imported_from_kernel_tuner_is_served_whatever_the_me
   e->measurer = "kernel_tuner"; // what `tunekit cache import-kernel-tuner` records
   static_cast<void>(cache.store(*e, "imported\n"));
   log.clear();
-  auto served = make_scale(p, opts());
+  auto graph = opts(); // even a tuner with graph timing is served the imported pick
+  graph.measurer = std::make_shared<renamed_measurer>(meas, "cuda-graph");
+  auto served = make_scale(p, graph);
   static_cast<void>(served(1024));
   EXPECT_EQ(served.tuner().last_source(), source::cache);
   EXPECT_EQ(log.count(tunekit::log_level::warning, {"measurer"}), 0U) << log.dump();
