@@ -22,7 +22,7 @@ from ._campaign import (Call, CampaignResult, campaign, load_per_shape_dir, load
 from ._comm import Communicator, MPICommunicator, TorchCommunicator, communicator_for
 from ._contextual import ContextualAutoTuner, contextual_autotune
 from ._describe import describe
-from ._measure import CudaEventMeasurer, Measurer
+from ._measure import CudaEventMeasurer, CudaGraphMeasurer, Measurer
 from ._serve import ServeWorker
 from ._table import export_table, inductor_input_key
 
@@ -40,7 +40,7 @@ __all__ = [
     "load_per_shape_json", "load_per_shape_dir", "per_shape_file_name", "contextual_autotune",
     "ContextualAutoTuner", "Communicator",
     "TorchCommunicator", "MPICommunicator", "communicator_for", "Measurer", "CudaEventMeasurer",
-    "IsolatedMeasurer", "ServeWorker",
+    "CudaGraphMeasurer", "IsolatedMeasurer", "ServeWorker",
     "TunekitWarning", "Error", "CommunicatorTimeout", "NoValidConfigError", "describe",
     "code_version", "register_autotuner_class", "cache_dir", "read_entry", "list_entries",
     "host_hardware", "launcher", "cli_path", "export_table", "inductor_input_key",

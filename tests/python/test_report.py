@@ -785,3 +785,37 @@ def test_the_cpp_command_says_how_to_install_the_package(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_the_rerank_of_the_leaders(tmp_path):
+    cache = tmp_path / "cache"
+    cands = [ok({"B": 1}, 1.00), ok({"B": 2}, 0.98), ok({"B": 3}, 2.0)]
+    # The search picked B=2; the re-rank found B=1 faster and replaced it.
+    changed = entry("rerank.changed", [1], cands, 0, schema="tunekit.winner_cache/2")
+    changed["rerank"] = {"band": 0.03, "rounds": 3, "runs": 10, "winner_before": 1,
+                         "leaders": [{"index": 1, "score_ms": 1.01}, {"index": 0, "score_ms": 0.95}]}
+    write(cache, changed)
+    kept = entry("rerank.kept", [1], cands, 1, schema="tunekit.winner_cache/2")
+    kept["rerank"] = {"band": 0.03, "rounds": 3, "runs": 10, "winner_before": 1,
+                      "leaders": [{"index": 1, "score_ms": 0.97}, {"index": 0, "score_ms": None}]}
+    write(cache, kept)
+    write(cache, entry("rerank.none", [1], cands, 1, schema="tunekit.winner_cache/2"))
+    text, data = page_data(cache)
+    a = by_function(data)
+    rr = a[("rerank.changed", "(1)")]["rerank"]
+    assert rr["changed"] and rr["winner_before"] == 1
+    assert [(ld["config"], ld["search_ms"], ld["score_ms"], ld["winner"]) for ld in rr["leaders"]] \
+        == [({"B": 2}, 0.98, 1.01, False), ({"B": 1}, 1.0, 0.95, True)]
+    assert not a[("rerank.kept", "(1)")]["rerank"]["changed"]
+    assert a[("rerank.none", "(1)")]["rerank"] is None
+    names = [e["function"] for e in data["entries"]]
+    s_changed = section(text, names.index("rerank.changed"))
+    assert "2 candidates within 3% of the search's best were measured again" in s_changed
+    assert "it replaced the search's winner [B=2]" in s_changed
+    assert table_rows(s_changed, "rerank") == [
+        ["leader", "search time", "re-rank time"],
+        ["B=2 (search's winner)", "0.98 ms", "1.01 ms"], ["B=1 (winner)", "1 ms", "0.95 ms"]]
+    s_kept = section(text, names.index("rerank.kept"))
+    assert "it kept the search's winner" in s_kept
+    assert table_rows(s_kept, "rerank")[2] == ["B=1", "1 ms", "failed"]
+    assert '<table class="rerank">' not in section(text, names.index("rerank.none"))

@@ -153,6 +153,7 @@ def _entry(found: dict) -> dict:
         "search": search,
         "order": search.get("order") if search is not None else None,
         "space": r["space"],
+        "rerank": r.get("rerank"),
     }
 
 
@@ -235,6 +236,21 @@ def _best(cands: list, ok: list, winner: int, default: Optional[int], work: dict
     return rows
 
 
+def _rerank(e: dict) -> Optional[dict]:
+    """The re-rank of the search's leaders, when one ran: each leader's search time and re-rank
+    score, and whether the re-rank replaced the search's winner."""
+    rr = e.get("rerank")
+    if not rr:
+        return None
+    cands = e["candidates"]
+    leaders = [{"index": ld["index"], "config": cands[ld["index"]]["config"],
+                "search_ms": cands[ld["index"]]["time_ms"], "score_ms": ld["score_ms"],
+                "winner": ld["index"] == e["winner"]} for ld in rr["leaders"]]
+    return {"band": rr["band"], "rounds": rr["rounds"], "runs": rr["runs"],
+            "winner_before": rr["winner_before"],
+            "changed": rr["winner_before"] != e["winner"], "leaders": leaders}
+
+
 def analyse(e: dict, work: Optional[Work] = None) -> dict:
     """The numbers behind one entry's section (also embedded in the page for tools and tests).
     ``work``: the ``--flop``/``--bytes`` expressions, for the throughput."""
@@ -311,6 +327,7 @@ def analyse(e: dict, work: Optional[Work] = None) -> dict:
                   for r, ix in sorted(ranks.items())},
         "world_size": e["world_size"],
         "search": e["search"],
+        "rerank": _rerank(e),
         "policy": e["policy"],
         "measurer": e["measurer"],
         "timestamp": e["timestamp"],

@@ -97,6 +97,27 @@ def _best_table(a: dict) -> str:
     return title + _table(body, head, "best")
 
 
+def _rerank_table(rr: dict, measurer: str) -> str:
+    """The leaders the re-rank measured again, and what it decided."""
+    before = next((ld for ld in rr["leaders"] if ld["index"] == rr["winner_before"]), None)
+    if rr["changed"] and before is not None:
+        verdict = ("it replaced the search's winner [" + html.escape(config_text(before["config"]))
+                   + "]: "
+                   "the new winner was faster by more than twice their combined standard error")
+    else:
+        verdict = "it kept the search's winner"
+    head = (f"<h3>Re-rank of the leaders</h3><p>{len(rr['leaders'])} candidates within "
+            f"{rr['band'] * 100:.3g}% of the search's best were measured again, interleaved: "
+            f"{rr['rounds']} rounds of {rr['runs']} timed runs each ({html.escape(str(measurer))}"
+            f"); {verdict}.</p>")
+    body = [[config_text(ld["config"]) + (" (winner)" if ld["winner"] else "")
+             + (" (search's winner)" if ld["index"] == rr["winner_before"] and rr["changed"]
+                else ""),
+             ms(ld["search_ms"]), ms(ld["score_ms"]) if ld["score_ms"] is not None else "failed"]
+            for ld in rr["leaders"]]
+    return head + _table(body, ["leader", "search time", "re-rank time"], "rerank")
+
+
 def _work_rows(a: dict) -> list:
     out = []
     for kind, unit in (("flop", "FLOP"), ("bytes", "bytes")):
@@ -144,6 +165,9 @@ def _section(e: dict, a: dict, n: int) -> str:
             out.append(_best_table(a))
     if not any(name == "ranked" for name, _ in figs):
         out.append(_best_table(a))
+
+    if a["rerank"] is not None:
+        out.append(_rerank_table(a["rerank"], a["measurer"]))
 
     out.append("<h3>Failed candidates</h3>")
     if a["failures"]:
