@@ -179,7 +179,7 @@ class ContextualAutoTuner:
             try:
                 ctx.finish()
             except _core.NoValidConfigError as e:
-                raise RuntimeError("cannot find valid config") from e
+                raise RuntimeError(str(e)) from e  # "cannot find valid config for kernel ..."
             for autotuner, key in self._seen.values():
                 index = self._tuner_for(autotuner).find(key)
                 if index is not None:

@@ -265,7 +265,7 @@ void contextual_tuner::finish() {
           records[i].reason = e.reasons[i];
         }
         const no_valid_config_error err = detail::no_valid_config(
-            "contextual tuner, " + impl::name_of(e), e.candidates.size(), records);
+            impl::name_of(e) + " (contextual tuner)", e.candidates.size(), records);
         s.write_log(err.what());
         throw err;
       }

@@ -101,8 +101,8 @@ std::optional<std::size_t> pick_winner(std::span<const double> times) noexcept {
 
 no_valid_config_error no_valid_config(const std::string &what, std::size_t measured,
                                       std::span<const candidate_record> records) {
-  std::string msg =
-      what + ": no valid config among " + std::to_string(measured) + " measured candidates:";
+  std::string msg = "cannot find valid config for " + what + ": none of the " +
+                    std::to_string(measured) + " measured candidates is valid:";
   for (const auto &r : records) {
     if (r.status != candidate_status::pruned) {
       msg += "\n  [" + r.config.to_string() + "] " + std::string(to_string(r.status)) + ": " +
@@ -253,9 +253,9 @@ std::vector<double> measure_batch(const search_request &in, std::span<const std:
     throw *st.fatal;
   }
   if (times.back() > 0) {
-    throw no_valid_config_error(in.what +
-                                ": no valid config: a candidate failed on another rank and left "
-                                "its device unusable, so tuning stopped on every rank");
+    throw no_valid_config_error("cannot find valid config for " + in.what +
+                                ": a candidate failed on another rank and left its device "
+                                "unusable, so tuning stopped on every rank");
   }
   times.pop_back();
   std::size_t others = 0; // measured by other ranks

@@ -31,8 +31,9 @@ namespace tunekit::detail {
 /// call's space, whatever order a strategy measured them in. nullopt when no time is finite.
 [[nodiscard]] std::optional<std::size_t> pick_winner(std::span<const double> times) noexcept;
 
-/// The error of a search in which nothing passed: `what`, how many were measured, and one line per
-/// measured candidate with its status and reason.
+/// The error of a search in which nothing passed: "cannot find valid config for <what>: none of
+/// the N measured candidates is valid:", then one line per measured candidate with its status and
+/// reason (the phrase is the seed's, docs/contextual.md).
 [[nodiscard]] no_valid_config_error no_valid_config(const std::string &what, std::size_t measured,
                                                     std::span<const candidate_record> records);
 
