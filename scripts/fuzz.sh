@@ -32,7 +32,9 @@ for r in "${readers[@]}"; do
   [ -x "$build/tests/fuzz/tunekit_fuzz_$r" ] || { echo "tunekit_fuzz_$r was not built" >&2; exit 1; }
 done
 
-# Seeds: the JSON examples of the documentation, one per reader, and tests/fuzz/corpus.
+# Seeds: the JSON examples of the documentation, one per reader, and tests/fuzz/corpus. Inputs
+# may grow to 256 KiB (deep enough to pass the nesting limit many times over); the dictionary
+# (tests/fuzz/json.dict) holds JSON's structure and the members the readers look for.
 work="$build/fuzz"
 mkdir -p "$work"
 python3 - "$work" <<'PY'
@@ -48,10 +50,15 @@ seeds = {
     "replay": '{"tune_params": {"a": [1, 2], "b": [3]},'
               ' "cache": {"1,3": {"time": 1.5}, "2,3": "InvalidConfig"}}',
 }
-for reader, seed in seeds.items():
+# Every reader also starts from nesting just past the limit the parser enforces (512 levels).
+deep = "[" * 600 + "]" * 600
+for reader in ("cache_entry", "artifact", "lookup_table", "replay", "kernel_tuner",
+               "kernel_launcher"):
     d = work / ("corpus-" + reader)
     d.mkdir(exist_ok=True)
-    (d / "seed.json").write_text(seed)
+    if reader in seeds:
+        (d / "seed.json").write_text(seeds[reader])
+    (d / "deep.json").write_text(deep)
 # Readers with seeds of their own in the repository (tests/fuzz/corpus/<reader>).
 for src in pathlib.Path("tests/fuzz/corpus").iterdir():
     d = work / ("corpus-" + src.name)
@@ -59,9 +66,11 @@ for src in pathlib.Path("tests/fuzz/corpus").iterdir():
     for f in src.iterdir():
         (d / f.name).write_bytes(f.read_bytes())
 PY
+dict="$PWD/tests/fuzz/json.dict"
 for r in "${readers[@]}"; do
   echo "fuzzing the $r reader for ${seconds} s"
-  (cd "$work" && "../tests/fuzz/tunekit_fuzz_$r" -max_total_time="$seconds" -max_len=4096 \
+  (cd "$work" && "../tests/fuzz/tunekit_fuzz_$r" -max_total_time="$seconds" -max_len=262144 \
+     -dict="$dict" \
      -print_final_stats=1 "corpus-$r" 2>&1 | grep -E "^stat::number_of_executed_units|ERROR|finding" || true)
   if ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* >/dev/null 2>&1; then
     echo "fuzz finding in the $r reader: $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null)"

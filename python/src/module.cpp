@@ -8,6 +8,8 @@
 
 #include "binding.hpp"
 
+#include "os.hpp" // src/core: the reader of whole files
+
 #include <tunekit/environment.hpp>
 #include <tunekit/error.hpp>
 #include <tunekit/hardware.hpp>
@@ -69,6 +71,20 @@ NB_MODULE(_core, m) {
   m.def("host_hardware", [] { return hardware_to_py(host_hardware()); });
   m.def("hardware_digest", [](const nb::dict &d) { return to_hardware(d).digest(); });
   m.def("core_dependencies", [] { return core_dependencies(); });
+  m.def(
+      "read_file",
+      [](const std::string &path) {
+        std::string why;
+        auto bytes = tunekit::detail::read_file(path, &why);
+        if (!bytes) {
+          throw nb::value_error((path + " " + why).c_str());
+        }
+        return nb::bytes(bytes->data(), bytes->size());
+      },
+      "path"_a,
+      "The bytes of a regular file, as the core reads its files: a FIFO, device or directory is "
+      "refused without blocking, and so is a file over TUNEKIT_MAX_FILE_SIZE (ValueError naming "
+      "the path and why).");
   m.def(
       "environment", [] { return environment_to_py(environment::from_env()); },
       "Every TUNEKIT_* setting as the core reads it now (environment::from_env).");

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from . import _core
 from ._comm import Communicator, communicator_for
 from ._describe import describe
+from ._files import read_json
 
 __all__ = ["Call", "CampaignResult", "campaign", "write_per_shape_json", "load_per_shape_json",
            "load_per_shape_dir", "per_shape_file_name"]
@@ -498,11 +499,7 @@ def write_per_shape_json(target: Any, path: str | os.PathLike[str], *, by: int |
 
 def _seed_file(target: Any, path: str, key: Callable[[Any], tuple[Any, ...]]) -> list[Any]:
     """Seeds the winners of one per-shape file; returns its values of the key (M), in order."""
-    try:
-        with open(path) as f:
-            table = json.load(f)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a per-shape JSON file ({e})") from None
+    table = read_json(path, f"{path}: not a per-shape JSON file")
     if not isinstance(table, dict):
         raise ValueError(f"{path}: a per-shape file is a JSON object of value -> config")
     autotuner = getattr(target, "autotuner", target)
@@ -609,8 +606,8 @@ def load_per_shape_dir(target: Any, folder: str | os.PathLike[str], *, by: int |
 
     for file_name in sorted(os.listdir(root)):
         path = os.path.join(root, file_name)
-        if not file_name.endswith(".json") or not os.path.isfile(path):
-            continue
+        if not file_name.endswith(".json") or os.path.isdir(path):
+            continue  # a FIFO or device named *.json is read, and refused, as a bad file
         fields = _parse_file_name(file_name)
         if fields is None:
             say(f"skipping {path}: its name holds no device_name")

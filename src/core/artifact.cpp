@@ -130,10 +130,11 @@ load_result<artifact> load_artifact(const std::filesystem::path &dir, std::strin
   if (!std::filesystem::exists(out.path, ec)) {
     return out;
   }
-  const auto text = detail::read_file(out.path);
+  std::string why;
+  const auto text = detail::read_file(out.path, &why);
   if (!text) {
     out.status = load_status::unreadable;
-    out.detail = "cannot be read";
+    out.detail = why;
     return out;
   }
   try {
@@ -264,9 +265,10 @@ std::filesystem::path store_artifact(const std::filesystem::path &dir, const art
 }
 
 std::string artifact_file_problem(const std::filesystem::path &path) {
-  const auto text = detail::read_file(path);
+  std::string why;
+  const auto text = detail::read_file(path, &why);
   if (!text) {
-    return "cannot be read";
+    return why;
   }
   try {
     const artifact a = artifact_from_json(*text);

@@ -24,7 +24,8 @@ std::string hardware_info::to_string() const {
 
 namespace {
 std::string cpu_model() {
-  std::istringstream in(detail::read_file("/proc/cpuinfo").value_or(""));
+  std::istringstream in(
+      detail::read_file("/proc/cpuinfo", nullptr, std::uint64_t{16} << 20).value_or(""));
   std::string line;
   while (std::getline(in, line)) {
     for (const char *tag : {"model name", "Hardware", "cpu model"}) {

@@ -2,10 +2,13 @@
 
 #include <tunekit/error.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace tunekit::detail {
 
@@ -368,10 +371,149 @@ sample_stats stats_from_json(const json &j, std::string_view what) {
   return s;
 }
 
+namespace {
+
+// Builds the document for nlohmann's SAX parser as its own DOM builder does, with two
+// differences: nesting deeper than max_json_depth is refused before it is built (the library's
+// copies, comparisons and dumps recurse, so a deep document would overflow the stack), and an
+// object is built in time linear in its size (ordered_json's own insert searches the members it
+// holds, which makes an object of N members cost N^2, and its members, of a const name, are
+// copied, not moved, when their vector grows). A member named twice is refused.
+class dom_builder {
+public:
+  json root;
+
+  bool null() { return put(json(nullptr)); }
+  bool boolean(bool v) { return put(json(v)); }
+  bool number_integer(json::number_integer_t v) { return put(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return put(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t & /*text*/) {
+    return put(json(v));
+  }
+  bool string(json::string_t &v) { return put(json(std::move(v))); }
+  bool binary(json::binary_t &v) { return put(json::binary(std::move(v))); }
+  bool start_object(std::size_t /*size*/) { return open(true); }
+  bool start_array(std::size_t /*size*/) { return open(false); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+
+  bool key(json::string_t &k) {
+    m_stack.back().key = std::move(k);
+    return true;
+  }
+
+  bool parse_error(std::size_t /*position*/, const std::string & /*token*/,
+                   const nlohmann::detail::exception &e) {
+    throw error(e.what());
+  }
+
+private:
+  // An array or object being read: its elements, or its members (with names that move) and the
+  // name of the member being read.
+  struct frame {
+    bool object = false;
+    std::vector<json> elements{};
+    std::vector<std::pair<std::string, json>> members{};
+    json::string_t key{};
+  };
+
+  bool open(bool object) {
+    if (m_stack.size() >= max_json_depth) {
+      throw error("it nests arrays and objects more than " + std::to_string(max_json_depth) +
+                  " levels deep");
+    }
+    m_stack.push_back(frame{object});
+    return true;
+  }
+
+  static void refuse_twice(const std::vector<std::pair<std::string, json>> &members) {
+    const std::string *twice = nullptr;
+    constexpr std::size_t searched = 16; // small objects are searched, larger ones sorted
+    if (members.size() <= searched) {
+      for (std::size_t i = 0; i < members.size() && twice == nullptr; ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+          if (members[j].first == members[i].first) {
+            twice = &members[i].first;
+            break;
+          }
+        }
+      }
+    } else {
+      // Sorted by the names' hashes (names of one long prefix compare slowly), then the names of
+      // one hash compared.
+      std::vector<std::pair<std::size_t, const std::string *>> names;
+      names.reserve(members.size());
+      for (const auto &m : members) {
+        names.emplace_back(std::hash<std::string>{}(m.first), &m.first);
+      }
+      std::sort(names.begin(), names.end(),
+                [](const auto &a, const auto &b) { return a.first < b.first; });
+      for (std::size_t i = 1; i < names.size() && twice == nullptr; ++i) {
+        for (std::size_t j = i; j-- > 0 && names[j].first == names[i].first;) {
+          if (*names[j].second == *names[i].second) {
+            twice = names[i].second;
+            break;
+          }
+        }
+      }
+    }
+    if (twice != nullptr) {
+      throw error("the member \"" + utf8_text(*twice) + "\" appears twice in one object");
+    }
+  }
+
+  bool close() {
+    frame f = std::move(m_stack.back());
+    m_stack.pop_back();
+    if (!f.object) {
+      json v = json::array();
+      v.get_ref<json::array_t &>() = std::move(f.elements);
+      return put(std::move(v));
+    }
+    refuse_twice(f.members);
+    json v = json::object();
+    auto &members = v.get_ref<json::object_t &>();
+    members.reserve(f.members.size());
+    for (auto &m : f.members) {
+      // The vector under ordered_json's object: appended without its search (checked above).
+      members.emplace_back(std::move(m.first), std::move(m.second));
+    }
+    return put(std::move(v));
+  }
+
+  bool put(json v) {
+    if (m_stack.empty()) {
+      root = std::move(v);
+      return true;
+    }
+    frame &f = m_stack.back();
+    if (f.object) {
+      f.members.emplace_back(std::move(f.key), std::move(v));
+    } else {
+      f.elements.push_back(std::move(v));
+    }
+    return true;
+  }
+
+  std::vector<frame> m_stack;
+};
+
+} // namespace
+
+json parse_json(std::string_view text) {
+  dom_builder b;
+  try {
+    json::sax_parse(text.begin(), text.end(), &b);
+  } catch (const json::exception &e) {
+    throw error(e.what());
+  }
+  return std::move(b.root);
+}
+
 json parse(std::string_view text, std::string_view what) {
   try {
-    return json::parse(text.begin(), text.end());
-  } catch (const json::exception &e) {
+    return parse_json(text);
+  } catch (const error &e) {
     throw error(std::string(what) + " is not valid JSON: " + e.what());
   }
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -49,7 +50,13 @@ const std::string &utf8_name(const std::string &s, std::string_view what);
 /// `j.dump(indent)`, raising tunekit::error instead of nlohmann's exceptions.
 [[nodiscard]] std::string dump(const json &j, int indent = -1);
 
-/// Parses text; throws tunekit::error with the parser's message.
+/// How deep arrays and objects may nest in a document tunekit reads (docs/reliability.md).
+inline constexpr std::size_t max_json_depth = 512;
+
+/// Parses text in time linear in its size: nesting deeper than `max_json_depth` and a member
+/// named twice in one object are refused. Throws tunekit::error with the reason.
+[[nodiscard]] json parse_json(std::string_view text);
+/// `parse_json`, the error prefixed "<what> is not valid JSON: ".
 [[nodiscard]] json parse(std::string_view text, std::string_view what);
 
 } // namespace tunekit::detail

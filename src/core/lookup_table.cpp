@@ -116,13 +116,14 @@ lookup_table lookup_table::from_json(std::string_view text) {
     }
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const json &e = entries[i];
-      const std::string where = "lookup table key '" + k + "', entry " + std::to_string(i);
+      // Built for an error only: a table of 10^6 keys is read at every tuner's start.
+      const auto where = [&] { return "lookup table key '" + k + "', entry " + std::to_string(i); };
       if (!e.is_object()) {
-        throw error(where + ": an entry must be an object");
+        throw error(where() + ": an entry must be an object");
       }
       const auto id = e.find(std::string(template_id_member));
       if (id == e.end() || !id->is_string()) {
-        throw error(where + ": an entry needs a string 'template_id'");
+        throw error(where() + ": an entry needs a string 'template_id'");
       }
       table_entry te;
       std::vector<field> fields;
@@ -135,7 +136,7 @@ lookup_table lookup_table::from_json(std::string_view text) {
         }
         if (name == template_hash_member) {
           if (!v.is_string()) {
-            throw error(where + ": 'template_hash' must be a string or null");
+            throw error(where() + ": 'template_hash' must be a string or null");
           }
           te.template_hash = v.get<std::string>();
           continue;
@@ -143,7 +144,7 @@ lookup_table lookup_table::from_json(std::string_view text) {
         try {
           fields.push_back(field{name, detail::value_from_json(v, name)});
         } catch (const error &err) {
-          throw error(where + ": " + err.what());
+          throw error(where() + ": " + err.what());
         }
       }
       te.choice = config(std::move(fields));
@@ -155,9 +156,10 @@ lookup_table lookup_table::from_json(std::string_view text) {
 }
 
 lookup_table lookup_table::load(const std::filesystem::path &path) {
-  const auto text = detail::read_file(path);
+  std::string why;
+  const auto text = detail::read_file(path, &why);
   if (!text) {
-    throw error("cannot read lookup table " + path.string());
+    throw error("lookup table " + path.string() + " " + why);
   }
   try {
     return from_json(*text);

@@ -5,41 +5,177 @@
 #include <tunekit/error.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <set>
-#include <sstream>
 #include <system_error>
 
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tunekit {
 
 namespace detail {
 
-std::optional<std::string> read_file(const std::filesystem::path &path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return std::nullopt; // opens on Linux, but reading it fails
+namespace {
+
+void say(std::string *why, std::string text) {
+  if (why != nullptr) {
+    *why = std::move(text);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+}
+
+const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) {
+    return "a directory";
+  }
+  if (S_ISFIFO(mode)) {
+    return "a FIFO";
+  }
+  if (S_ISCHR(mode)) {
+    return "a character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "a block device";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  return "a special file";
+}
+
+struct fd_closer {
+  int fd;
+  ~fd_closer() { ::close(fd); }
+};
+
+} // namespace
+
+std::optional<std::uint64_t> parse_file_size(std::string_view text) {
+  std::uint64_t n = 0;
+  std::size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    const auto d = static_cast<std::uint64_t>(text[i] - '0');
+    if (n > (std::numeric_limits<std::uint64_t>::max() - d) / 10) {
+      return std::nullopt;
+    }
+    n = n * 10 + d;
+  }
+  if (i == 0) {
     return std::nullopt;
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) {
+  std::string_view unit = text.substr(i);
+  int shift = 0;
+  if (!unit.empty()) {
+    const std::string_view units = "KMGT";
+    const auto at =
+        units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))));
+    if (at == std::string_view::npos) {
+      return std::nullopt;
+    }
+    shift = 10 * (static_cast<int>(at) + 1);
+    unit.remove_prefix(1);
+    // "K", "KB", "KiB", in either case: all mean 1024 bytes.
+    if (!unit.empty() && (unit[0] == 'i' || unit[0] == 'I')) {
+      unit.remove_prefix(1);
+      if (unit.empty()) {
+        return std::nullopt;
+      }
+    }
+    if (unit != "" && unit != "B" && unit != "b") {
+      return std::nullopt;
+    }
+  }
+  if (shift > 0 && n > (std::numeric_limits<std::uint64_t>::max() >> shift)) {
     return std::nullopt;
   }
-  return std::move(buf).str();
+  return n << shift;
+}
+
+std::optional<std::uint64_t> max_file_size(std::string *why) {
+  const char *v = std::getenv("TUNEKIT_MAX_FILE_SIZE");
+  if (v == nullptr || *v == '\0') {
+    return default_max_file_size;
+  }
+  const auto n = parse_file_size(v);
+  if (!n) {
+    say(why, std::string("cannot be read: TUNEKIT_MAX_FILE_SIZE='") + v +
+                 "' is not a size (a number of bytes, with K, M, G or T for KiB, MiB, GiB, TiB; "
+                 "0: no limit)");
+  }
+  return n;
+}
+
+std::optional<std::string> read_file(const std::filesystem::path &path, std::string *why) {
+  const auto limit = max_file_size(why);
+  if (!limit) {
+    return std::nullopt;
+  }
+  return read_file(path, why, *limit);
+}
+
+std::optional<std::string> read_file(const std::filesystem::path &path, std::string *why,
+                                     std::uint64_t limit_bytes) {
+  const std::optional<std::uint64_t> limit = limit_bytes;
+  // Without O_NONBLOCK, opening a FIFO waits for a writer; the type is checked on the open file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    say(why, std::string("cannot be opened: ") + std::strerror(errno));
+    return std::nullopt;
+  }
+  const fd_closer closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    say(why, std::string("cannot be read: ") + std::strerror(errno));
+    return std::nullopt;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    say(why, std::string("is ") + file_kind(st.st_mode) + ", not a regular file; it is not read");
+    return std::nullopt;
+  }
+  auto too_large = [&](std::uint64_t size, bool at_least) {
+    say(why, "is " + std::string(at_least ? "over " : "") + std::to_string(size) +
+                 " bytes, larger than the limit of " + std::to_string(*limit) +
+                 " bytes (TUNEKIT_MAX_FILE_SIZE); it is not read");
+  };
+  const bool limited = *limit > 0;
+  if (limited && static_cast<std::uint64_t>(st.st_size) > *limit) {
+    too_large(static_cast<std::uint64_t>(st.st_size), false);
+    return std::nullopt;
+  }
+  // Read to the end, whatever the size says (/proc files say 0), never past the limit.
+  std::string out;
+  out.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      say(why, std::string("cannot be read: ") + std::strerror(errno));
+      return std::nullopt;
+    }
+    if (n == 0) {
+      break;
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+    if (limited && out.size() > *limit) {
+      too_large(*limit, true);
+      return std::nullopt;
+    }
+  }
+  return out;
 }
 
 } // namespace detail
@@ -98,19 +234,23 @@ bool first_write_in(const std::filesystem::path &dir) {
   return swept.insert(dir.lexically_normal().string()).second;
 }
 
-void remove_stale_temp_files(const std::filesystem::path &dir,
-                             const std::filesystem::path &target) {
+// Whether `name` is a temp file's name: `.<target>.tmp.<suffix>`, of any target.
+bool is_temp_name(std::string_view name) {
+  const auto at = name.rfind(".tmp.");
+  return name.size() > 1 && name[0] == '.' && at != std::string_view::npos && at > 1 &&
+         is_temp_suffix(name.substr(at + 5));
+}
+
+// Removes the temp files of every target in `dir` that dead writers left.
+void remove_stale_temp_files(const std::filesystem::path &dir) {
   if (!first_write_in(dir)) {
     return;
   }
-  const std::string prefix = temp_prefix(target);
   const auto now = std::filesystem::file_time_type::clock::now();
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator(dir, ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (!name.starts_with(prefix) ||
-        !is_temp_suffix(std::string_view(name).substr(prefix.size()))) {
+    if (!is_temp_name(it->path().filename().string())) {
       continue;
     }
     std::error_code ec2;
@@ -134,7 +274,7 @@ void detail::write_file_atomically(const std::filesystem::path &path, std::strin
   if (ec) {
     throw error("cannot create directory " + dir_path.string() + ": " + ec.message());
   }
-  remove_stale_temp_files(dir_path, path);
+  remove_stale_temp_files(dir_path);
   std::filesystem::path tmp;
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -14,14 +15,33 @@
 
 namespace tunekit::detail {
 
-/// The bytes of `path`, or nullopt when it cannot be opened or read (missing, a directory, no
-/// permission, an I/O error).
-[[nodiscard]] std::optional<std::string> read_file(const std::filesystem::path &path);
+/// The size limit of a file tunekit reads when `TUNEKIT_MAX_FILE_SIZE` is not set.
+inline constexpr std::uint64_t default_max_file_size = std::uint64_t{256} << 20;
+
+/// `TUNEKIT_MAX_FILE_SIZE` in bytes ("268435456", "256M", "1GiB"; 0: no limit), the default when
+/// it is unset; nullopt when it is not a size, with the reason in `why`.
+[[nodiscard]] std::optional<std::uint64_t> max_file_size(std::string *why = nullptr);
+/// A size: digits, then optionally K, M, G or T (powers of 1024), optionally followed by B or
+/// iB. nullopt for anything else, or past 2^64 - 1.
+[[nodiscard]] std::optional<std::uint64_t> parse_file_size(std::string_view text);
+
+/// The bytes of the regular file `path`, or nullopt, with the reason in `why` (a phrase that
+/// follows the path: "cannot be opened: No such file or directory", "is a FIFO, not a regular
+/// file; it is not read", "is 300000000 bytes, larger than the limit of ..."): missing, no
+/// permission, an I/O error, not a regular file (a directory, FIFO, device or socket, which are
+/// never opened for blocking reads), or larger than `max_file_size()`.
+[[nodiscard]] std::optional<std::string> read_file(const std::filesystem::path &path,
+                                                   std::string *why = nullptr);
+/// `read_file` with the size limit given (0: none) instead of `max_file_size()`: for the files
+/// of the system (`/proc/cpuinfo`) that no setting should make unreadable.
+[[nodiscard]] std::optional<std::string> read_file(const std::filesystem::path &path,
+                                                   std::string *why, std::uint64_t limit_bytes);
 
 /// Writes `text` to `path` atomically: a temp file in the same directory (named
 /// `.<name>.tmp.<16 hex digits>`), flushed, then renamed over `path`. Creates the directory;
-/// the first write into a directory in this process removes temp files that dead writers left
-/// there over ten minutes ago. Throws `tunekit::error` naming the path on failure.
+/// the first write into a directory in this process removes the temp files (of every target) that
+/// dead writers left there over ten minutes ago. Throws `tunekit::error` naming the path on
+/// failure.
 void write_file_atomically(const std::filesystem::path &path, std::string_view text);
 
 /// Runs `argv` (its program looked up in PATH when it has no '/') with this process's environment

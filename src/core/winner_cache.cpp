@@ -125,10 +125,11 @@ load_result<cache_entry> winner_cache::load(const function_identity &fn, const h
   if (!std::filesystem::exists(out.path, ec)) {
     return out;
   }
-  const auto text = detail::read_file(out.path);
+  std::string why;
+  const auto text = detail::read_file(out.path, &why);
   if (!text) {
     out.status = load_status::unreadable;
-    out.detail = "cannot be opened";
+    out.detail = why;
     return out;
   }
   try {
@@ -199,10 +200,11 @@ load_result<cache_entry> winner_cache::read(const std::filesystem::path &path) {
   if (!std::filesystem::exists(path, ec)) {
     return out;
   }
-  const auto text = detail::read_file(path);
+  std::string why;
+  const auto text = detail::read_file(path, &why);
   if (!text) {
     out.status = load_status::unreadable;
-    out.detail = "cannot be read";
+    out.detail = why;
     return out;
   }
   try {

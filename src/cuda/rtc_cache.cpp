@@ -3,6 +3,7 @@
 #include <tunekit/error.hpp>
 #include <tunekit/winner_cache.hpp>
 
+#include "../core/json_io.hpp"
 #include "../core/os.hpp"
 #include "../core/sha256.hpp"
 #include "../core/timestamp.hpp"
@@ -30,7 +31,7 @@ bool is_cubin_target(std::string_view target) { return target.starts_with("sm_")
 // The header line and the payload of a stored binary; throws `tunekit::error` saying what is
 // wrong with the file.
 struct parsed_file {
-  nlohmann::json header;
+  tunekit::detail::json header;
   std::string_view payload;
 };
 
@@ -40,8 +41,12 @@ parsed_file parse_file(std::string_view bytes) {
     throw error("no header line (truncated file?)");
   }
   parsed_file f;
-  f.header = nlohmann::json::parse(bytes.substr(0, eol), nullptr, false);
-  if (f.header.is_discarded() || !f.header.is_object()) {
+  try {
+    f.header = tunekit::detail::parse_json(bytes.substr(0, eol));
+  } catch (const error &e) {
+    throw error(std::string("the header is not JSON: ") + e.what());
+  }
+  if (!f.header.is_object()) {
     throw error("the header is not a JSON object");
   }
   if (f.header.value("schema", std::string()) != binary_schema) {
@@ -80,10 +85,11 @@ load_result<kernel_binary> kernel_cache::load(std::string_view key, std::string_
   if (!std::filesystem::exists(out.path, ec)) {
     return out;
   }
-  const auto bytes = tunekit::detail::read_file(out.path);
+  std::string why;
+  const auto bytes = tunekit::detail::read_file(out.path, &why);
   if (!bytes) {
     out.status = load_status::unreadable;
-    out.detail = std::string("cannot be read: ") + std::strerror(errno);
+    out.detail = why;
   } else {
     try {
       const parsed_file f = parse_file(*bytes);
@@ -158,9 +164,10 @@ std::vector<kernel_cache_entry> kernel_cache::list() const {
     e.path = p;
     e.key = p.stem().string();
     try {
-      const auto bytes = tunekit::detail::read_file(p);
+      std::string why;
+      const auto bytes = tunekit::detail::read_file(p, &why);
       if (!bytes) {
-        throw error("cannot be read");
+        throw error(why);
       }
       const parsed_file f = parse_file(*bytes);
       e.target = f.header["target"].get<std::string>();

@@ -15,9 +15,10 @@
 namespace tunekit::cuda::rtc_detail {
 
 std::string read_text(const std::filesystem::path &path) {
-  auto text = tunekit::detail::read_file(path);
+  std::string why;
+  auto text = tunekit::detail::read_file(path, &why);
   if (!text) {
-    throw error("cannot read " + path.string());
+    throw error(path.string() + " " + why);
   }
   return std::move(*text);
 }

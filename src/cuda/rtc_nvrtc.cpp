@@ -138,9 +138,10 @@ nvrtc_output run_nvrtc(const nvrtc_source &source, const nvrtc_job &job) {
 namespace {
 
 std::string read_binary(const std::filesystem::path &path) {
-  auto data = tunekit::detail::read_file(path);
+  std::string why;
+  auto data = tunekit::detail::read_file(path, &why);
   if (!data) {
-    throw error("compile worker: cannot read its output " + path.string());
+    throw error("compile worker: its output " + path.string() + " " + why);
   }
   return std::move(*data);
 }

@@ -58,18 +58,24 @@ TEST(temp_file, a_leftover_with_the_name_the_old_scheme_would_pick_does_not_stop
   EXPECT_EQ(names_in(dir.path()).size(), 65U);
 }
 
-TEST(temp_file, stale_temp_files_of_the_target_are_removed_and_fresh_ones_kept) {
+TEST(temp_file, stale_temp_files_of_every_target_are_removed_and_fresh_ones_kept) {
   temp_dir dir;
   const auto target = dir.path() / "entry.json";
-  const std::vector<std::string> stale{".entry.json.tmp.1.0", ".entry.json.tmp.1.17",
-                                       ".entry.json.tmp.0123456789abcdef"};
+  // Leftovers of this target and of others in the folder (entries a dead writer was storing,
+  // the log beside an entry): the first write into the folder removes them all.
+  const std::vector<std::string> stale{".entry.json.tmp.1.0",
+                                       ".entry.json.tmp.1.17",
+                                       ".entry.json.tmp.0123456789abcdef",
+                                       ".other.json.tmp.1.0",
+                                       ".f00d.json.tmp.fedcba9876543210",
+                                       ".entry.json.log.tmp.1.0"};
   const std::vector<std::string> kept_old{
-      ".other.json.tmp.1.0",      // another target
       ".entry.json.tmp.",         // not the pattern: no suffix
       ".entry.json.tmp.1.0.keep", // not the pattern
       ".entry.json.tmp.XYZ",      // not the pattern
       "entry.json.tmp.1.0",       // not hidden
-      ".entry.json.log.tmp.1.0",  // the log's, written separately
+      "..tmp.1.0",                // no target
+      ".tmp.1.0",                 // no target
   };
   for (const auto &n : stale) {
     tunekit_test::write_text(dir.path() / n, "partial");

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 using tunekit::cache_entry;
 using tunekit::candidate_status;
@@ -432,6 +435,15 @@ std::function<std::string(const std::string &)> edit(std::function<void(json &)>
   };
 }
 
+// Inserts `member` (text) as the first member of the winner's config.
+std::function<std::string(const std::string &)> in_winner_config(std::string member) {
+  return [member = std::move(member)](const std::string &text) {
+    const auto winner = text.find("\"winner\"");
+    const auto open = text.find('{', text.find("\"config\"", winner));
+    return text.substr(0, open + 1) + member + "," + text.substr(open + 1);
+  };
+}
+
 std::vector<spoiler> spoilers() {
   auto other_hw = tunekit_test::test_hardware();
   other_hw.name = "Other CPU";
@@ -443,6 +455,13 @@ std::vector<spoiler> spoilers() {
       {"empty", [](const std::string &) { return std::string(); }, "not valid JSON"},
       {"binary", [](const std::string &) { return std::string("\x00\xff\xfe", 3); },
        "not valid JSON"},
+      // A config value nested 10^5 levels deep (600 kB): refused before it is built.
+      {"nested_too_deep",
+       in_winner_config("\"deep\": " + std::string(100000, '[') + std::string(100000, ']')),
+       "nests arrays and objects more than 512 levels deep"},
+      {"member_twice",
+       [](const std::string &t) { return "{\"key\": [1], " + t.substr(t.find('{') + 1); },
+       "the member \"key\" appears twice in one object"},
       {"not_an_object", [](const std::string &) { return std::string("[1, 2, 3]"); },
        "not a JSON object"},
       {"wrong_schema", edit([](json &j) { j["schema"] = "tunekit.winner_cache/999"; }), "schema"},
@@ -553,6 +572,61 @@ TEST_F(winner_cache_test, a_directory_in_place_of_the_entry_does_not_crash) {
   // Reading it was refused, and so was writing over it; both were reported.
   EXPECT_EQ(log.count(tunekit::log_level::warning, {"retuning"}), 1U) << log.dump();
   EXPECT_EQ(log.count(tunekit::log_level::warning, {"could not store"}), 1U) << log.dump();
+}
+
+TEST_F(winner_cache_test, a_fifo_in_place_of_the_entry_is_refused_without_waiting_for_a_writer) {
+  const auto path = entry_of(1024);
+  std::filesystem::create_directories(path.parent_path());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0) << std::strerror(errno);
+  const auto out = tune(1024, opts());
+  EXPECT_EQ(out.src, source::search);
+  EXPECT_EQ(out.used, fastest);
+  EXPECT_EQ(
+      log.count(tunekit::log_level::warning, {path.string(), "is a FIFO, not a regular file"}), 1U)
+      << log.dump();
+  // The store replaced the FIFO with the entry, which serves the next tuner.
+  EXPECT_TRUE(std::filesystem::is_regular_file(path));
+  EXPECT_EQ(tune(1024, opts()).src, source::cache);
+}
+
+TEST_F(winner_cache_test, an_entry_over_the_file_size_limit_is_refused_and_the_limit_is_a_setting) {
+  static_cast<void>(tune(1024, opts()));
+  {
+    const tunekit_test::scoped_env env({}, {{"TUNEKIT_MAX_FILE_SIZE", "1K"}});
+    const auto out = tune(1024, opts());
+    EXPECT_EQ(out.src, source::search);
+    EXPECT_EQ(log.count(tunekit::log_level::warning,
+                        {"bytes, larger than the limit of 1024 bytes (TUNEKIT_MAX_FILE_SIZE)"}),
+              1U)
+        << log.dump();
+  }
+  log.clear();
+  {
+    const tunekit_test::scoped_env env({}, {{"TUNEKIT_MAX_FILE_SIZE", "lots"}});
+    EXPECT_EQ(tune(1024, opts()).src, source::search);
+    EXPECT_EQ(
+        log.count(tunekit::log_level::warning, {"TUNEKIT_MAX_FILE_SIZE='lots' is not a size"}), 1U)
+        << log.dump();
+  }
+  log.clear();
+  const tunekit_test::scoped_env env({}, {{"TUNEKIT_MAX_FILE_SIZE", "0"}}); // no limit
+  EXPECT_EQ(tune(1024, opts()).src, source::cache);
+  EXPECT_TRUE(log.warnings().empty()) << log.dump();
+}
+
+TEST_F(winner_cache_test, an_entry_with_a_large_extra_object_is_served) {
+  static_cast<void>(tune(1024, opts()));
+  std::string text = tunekit_test::read_text(entry_of(1024));
+  std::string extra = "\"extra\": {";
+  for (int i = 0; i < 100000; ++i) {
+    extra += (i > 0 ? ",\"m" : "\"m") + std::to_string(i) + "\": 1";
+  }
+  extra += "},";
+  tunekit_test::write_text(entry_of(1024), "{" + extra + text.substr(text.find('{') + 1));
+  const auto out = tune(1024, opts());
+  EXPECT_EQ(out.src, source::cache);
+  EXPECT_EQ(out.measured, 0U);
+  EXPECT_TRUE(log.warnings().empty()) << log.dump();
 }
 
 TEST_F(winner_cache_test, a_winner_no_longer_among_the_candidates_is_retuned) {

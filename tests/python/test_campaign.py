@@ -227,6 +227,21 @@ def test_bad_files_are_errors_naming_them(tmp_path):
         tunekit.load_per_shape_dir(moe, tmp_path / "nowhere")
 
 
+def test_a_fifo_or_deep_nesting_in_a_per_shape_file_is_an_error_naming_it(tmp_path):
+    moe, _ = make()
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    fifo = folder / "E=8,N=14336,device_name=NVIDIA_H200.json"
+    os.mkfifo(fifo)  # no writer: a blocking open would wait forever
+    with pytest.raises(ValueError,
+                       match=r"NVIDIA_H200\.json: not a per-shape JSON file: .* is a FIFO"):
+        tunekit.load_per_shape_dir(moe, folder)
+    fifo.unlink()
+    fifo.write_text('{"16": ' + "[" * 100000 + "]" * 100000 + "}")
+    with pytest.raises(ValueError, match="nested too deeply"):
+        tunekit.load_per_shape_json(moe, fifo, key=lambda M: (M, 8, 14336))
+
+
 def test_files_whose_keys_come_near_each_other_are_warned_about(tmp_path):
     folder = tmp_path / "configs"
     folder.mkdir()

@@ -6,6 +6,7 @@ stand-in kernel whose benchmark calls are counted."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -130,6 +131,7 @@ def test_a_folder_is_searched_for_the_kernels_files_and_a_bad_one_skipped(tmp_pa
     ('{"key": [1], "configs_timings": [[{"kwargs": {}, "pre_hook": "f"}, [1.0]]]}', "pre_hook"),
     ('{"key": [1], "configs_timings": [[{"kwargs": {}}, [NaN]]]}', "a timing is nan"),
     ('{"key": [1], "configs', "Unterminated string"),
+    ('{"key": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
 ])
 def test_a_bad_file_named_directly_is_a_clear_error(tmp_path, text, message):
     f = tmp_path / "bad.autotune.json"
@@ -140,6 +142,19 @@ def test_a_bad_file_named_directly_is_a_clear_error(tmp_path, text, message):
     assert str(f) in str(e.value)
     with pytest.raises(ValueError, match="no such file"):
         t.import_cache_results(tmp_path / "missing.autotune.json")
+
+
+def test_a_fifo_or_a_file_over_the_size_limit_is_refused_without_reading_it(tmp_path, monkeypatch):
+    t, _, _ = tuned((32, 64))
+    fifo = tmp_path / "fifo.autotune.json"
+    os.mkfifo(fifo)  # no writer: a blocking open would wait forever
+    with pytest.raises(ValueError, match="is a FIFO, not a regular file"):
+        t.import_cache_results(fifo)
+    big = tmp_path / "big.autotune.json"
+    big.write_text('{"key": [1], "configs_timings": []}' + " " * 2000)
+    monkeypatch.setenv("TUNEKIT_MAX_FILE_SIZE", "1K")
+    with pytest.raises(ValueError, match=r"larger than the limit of 1024 bytes \(TUNEKIT_MAX_FILE"):
+        t.import_cache_results(big)
 
 
 def test_without_a_gpu_target_cache_results_reads_nothing_and_tunes(tmp_path):

@@ -22,11 +22,12 @@ the file Triton itself would read for the launch (the same hash, so only a file 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from .._files import read_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._autotuner import Autotuner
@@ -73,11 +74,7 @@ def read_file(path: str | os.PathLike[str]) -> tuple[tuple[Any, ...], list[tuple
     records, an infinite time for a failed config. Raises ``ValueError`` naming the file and
     what is wrong."""
     where = f"Triton cache_results file {os.fspath(path)}"
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)  # Python's reader: Triton writes Infinity for a failed config
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{where}: {e}") from None
+    doc = read_json(path, where)  # Python's reader: Triton writes Infinity for a failed config
     if not isinstance(doc, dict):
         raise ValueError(f"{where}: not a JSON object")
     key, records = doc.get("key"), doc.get("configs_timings")

@@ -324,8 +324,8 @@ struct header {
 header parse_header(std::string_view line, std::string_view source) {
   json h;
   try {
-    h = json::parse(line);
-  } catch (const json::exception &e) {
+    h = detail::parse_json(line);
+  } catch (const error &e) {
     fail(source, std::string("line 1 is not the JSON header that kernel_launcher reads first: ") +
                      e.what());
   }
@@ -401,8 +401,8 @@ record parse_record(std::string_view text, std::size_t line, const header &h,
   const std::string where = "line " + std::to_string(line);
   json r;
   try {
-    r = json::parse(text);
-  } catch (const json::exception &e) {
+    r = detail::parse_json(text);
+  } catch (const error &e) {
     fail(source, where + " is not JSON: " + e.what());
   }
   if (!r.is_object()) {
@@ -552,9 +552,10 @@ kernel_launcher_problem_size::from_key(const tunekit::key &k) {
 std::string kernel_launcher_problem_size::to_string() const { return to_key().to_string(); }
 
 std::string read_kernel_launcher_file(const std::filesystem::path &path) {
-  auto text = detail::read_file(path);
+  std::string why;
+  auto text = detail::read_file(path, &why);
   if (!text) {
-    fail(path.string(), "cannot be opened");
+    fail(path.string(), why);
   }
   return std::move(*text);
 }

@@ -1,5 +1,6 @@
 #include "kernel_tuner_file.hpp"
 
+#include "../json_io.hpp"
 #include "../os.hpp"
 
 #include <tunekit/error.hpp>
@@ -39,6 +40,8 @@ std::string gunzip(const std::string &bytes, const reporter &r) {
   zs.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(bytes.data()));
   zs.avail_in = static_cast<uInt>(bytes.size());
   std::string out;
+  // The file size limit holds for what it inflates to as well.
+  const std::uint64_t limit = max_file_size().value_or(default_max_file_size);
   char buffer[1 << 16];
   int rc = Z_OK;
   while (rc == Z_OK) {
@@ -47,6 +50,11 @@ std::string gunzip(const std::string &bytes, const reporter &r) {
     rc = inflate(&zs, Z_NO_FLUSH);
     if (rc == Z_OK || rc == Z_STREAM_END) {
       out.append(buffer, sizeof(buffer) - zs.avail_out);
+    }
+    if (limit > 0 && out.size() > limit) {
+      inflateEnd(&zs);
+      r.fail("inflates to over " + std::to_string(limit) +
+             " bytes, larger than the file size limit (TUNEKIT_MAX_FILE_SIZE); it is not read");
     }
     if (rc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
       rc = Z_BUF_ERROR; // input ended inside the stream
@@ -199,8 +207,8 @@ file parse(std::string_view text, std::string_view source, std::string_view labe
   const reporter r(label, source);
   file f;
   try {
-    f.doc = json::parse(text);
-  } catch (const json::exception &e) {
+    f.doc = detail::parse_json(text);
+  } catch (const error &e) {
     r.fail(std::string("is not JSON: ") + e.what());
   }
   const json &doc = f.doc;
@@ -352,9 +360,10 @@ file parse(std::string_view text, std::string_view source, std::string_view labe
 
 std::string read_text(const std::filesystem::path &path, std::string_view label) {
   const reporter r(label, path.string());
-  auto bytes = detail::read_file(path);
+  std::string why;
+  auto bytes = detail::read_file(path, &why);
   if (!bytes) {
-    r.fail("cannot be opened");
+    r.fail(why);
   }
   if (bytes->size() >= 2 && static_cast<unsigned char>((*bytes)[0]) == 0x1f &&
       static_cast<unsigned char>((*bytes)[1]) == 0x8b) {
