@@ -9,7 +9,11 @@
 #include <tunekit/environment.hpp>
 #include <tunekit/error.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
+#include <string>
+#include <system_error>
 
 namespace tunekit::cli {
 
@@ -82,6 +86,62 @@ void print_entry(const cache_entry &e) {
   }
 }
 
+// The columns `cache list` prints on one line (its `--long` lines are not cut).
+constexpr std::size_t list_width = 100;
+
+// `open + inner + close` in at most `width` characters: `inner` (values or fields joined by ", ")
+// is cut after the last whole item that fits, and ", ..." marks what was left out.
+std::string elide(const std::string &open, const std::string &inner, const std::string &close,
+                  std::size_t width) {
+  if (open.size() + inner.size() + close.size() <= width) {
+    return open + inner + close;
+  }
+  const std::string more = ", ...";
+  const std::size_t room = width > open.size() + more.size() + close.size()
+                               ? width - open.size() - more.size() - close.size()
+                               : 0;
+  std::size_t cut = room == 0 ? std::string::npos : inner.rfind(", ", room);
+  if (cut == std::string::npos || cut == 0) { // not even one item fits: cut inside the first
+    cut = std::min(room + more.size() - 3, inner.size());
+    while (cut > 0 && (static_cast<unsigned char>(inner[cut]) & 0xC0U) == 0x80U) {
+      --cut; // not inside a UTF-8 sequence
+    }
+    return open + inner.substr(0, cut) + "..." + close;
+  }
+  return open + inner.substr(0, cut) + more + close;
+}
+
+// A version too long for a line (a digest): its first and last four characters.
+std::string short_version(const std::string &v) {
+  return v.size() <= 12 ? v : v.substr(0, 4) + "..." + v.substr(v.size() - 4);
+}
+
+// One line of `cache list`: function, version (when there is one), key, winner and its time, in
+// at most `list_width` columns (the key and the winner are cut when both do not fit).
+std::string list_line(const cache_entry &e) {
+  std::string head = e.function.name;
+  if (!e.function.version.empty()) {
+    head.append("  ").append(short_version(e.function.version));
+  }
+  const std::string tail = "  " + detail::format_ms(winner_time(e));
+  std::string k = e.key.to_string(); // "(v, ...)"
+  if (k.size() >= 2 && k.front() == '(' && k.back() == ')') {
+    k = k.substr(1, k.size() - 2);
+  }
+  const std::string w = e.winner.to_string();
+  const std::size_t fixed = head.size() + 2 + 2 + tail.size(); // the two separators
+  const std::size_t room = list_width > fixed + 24 ? list_width - fixed : 24;
+  // The key gets half of the room, or what the winner leaves; the winner what the key leaves.
+  const std::size_t winner_full = w.size() + 2;
+  const std::string key_text =
+      elide("(", k, ")", std::max(room / 2, room - std::min(winner_full, room)));
+  std::string line = head;
+  line.append("  ").append(key_text);
+  line.append("  ").append(elide("[", w, "]", room - key_text.size()));
+  line.append(tail);
+  return line;
+}
+
 } // namespace
 
 std::filesystem::path cache_root(const global_options &g) {
@@ -89,7 +149,22 @@ std::filesystem::path cache_root(const global_options &g) {
                              : std::filesystem::path(g.cache_dir);
 }
 
-winner_cache open_cache(const global_options &g) { return winner_cache(cache_root(g)); }
+std::filesystem::path existing_cache_root(const global_options &g) {
+  const std::filesystem::path root = cache_root(g);
+  std::error_code ec;
+  if (std::filesystem::is_directory(root, ec)) {
+    return root;
+  }
+  const char *env = std::getenv("TUNEKIT_CACHE_DIR"); // NOLINT(concurrency-mt-unsafe)
+  const std::string from = !g.cache_dir.empty()             ? "--cache-dir"
+                           : env != nullptr && *env != '\0' ? "$TUNEKIT_CACHE_DIR"
+                                                            : "the user cache";
+  const bool exists = std::filesystem::exists(root, ec);
+  throw error("cache directory " + root.string() +
+              (exists ? " is not a directory" : " does not exist") + " (" + from + ")");
+}
+
+winner_cache open_cache(const global_options &g) { return winner_cache(existing_cache_root(g)); }
 
 std::vector<cache_entry> valid_entries(const winner_cache &cache, const std::string &function,
                                        const std::string &version) {
@@ -133,6 +208,10 @@ int cache_list(const global_options &g, const cache_options &o) {
       continue;
     }
     const auto &e = *r.value;
+    if (!o.long_lines) {
+      std::cout << list_line(e) << "\n";
+      continue;
+    }
     std::cout << e.function.name << "  " << e.function.version << "  " << e.key.to_string() << "  ["
               << e.winner.to_string() << "]  " << detail::format_ms(winner_time(e)) << "  "
               << e.hardware.to_string() << "  " << r.path.string() << "\n";

@@ -17,7 +17,8 @@ struct global_options {
   std::string cache_dir; ///< empty: $TUNEKIT_CACHE_DIR, else the user cache
 };
 
-/// The winner cache `--cache-dir` names, else the environment's.
+/// The winner cache `--cache-dir` names, else the environment's, for reading: throws when its
+/// directory does not exist (`existing_cache_root`).
 [[nodiscard]] winner_cache open_cache(const global_options &g);
 
 /// The valid entries of `function` (all functions when empty; of `version` when given), each bad
@@ -29,6 +30,7 @@ valid_entries(const winner_cache &cache, const std::string &function, const std:
 struct cache_options {
   std::string function; ///< empty: every function
   bool json = false;
+  bool long_lines = false; ///< `list --long`: hardware and path too, nothing shortened
 };
 [[nodiscard]] int cache_list(const global_options &g, const cache_options &o);
 [[nodiscard]] int cache_show(const global_options &g, const cache_options &o);

@@ -102,7 +102,8 @@ int cache_import_kernel_launcher(const global_options &g, const kernel_launcher_
     std::cerr << "tunekit: error: " << bad.what() << "\n";
     return 1;
   }
-  const winner_cache cache = open_cache(with_cache_dir(g, o.cache_dir));
+  // An import makes the cache directory when it is not there.
+  const winner_cache cache(cache_root(with_cache_dir(g, o.cache_dir)));
   for (const auto &e : wisdom.entries) {
     const bool replaced =
         std::filesystem::exists(cache.entry_path(e.function, e.hardware, e.key), ec);

@@ -61,7 +61,8 @@ int cache_import_kernel_tuner(const global_options &g, const kernel_tuner_import
     std::cerr << "tunekit: error: " << bad.what() << "\n";
     return 1;
   }
-  const winner_cache cache = open_cache(with_cache_dir(g, o.cache_dir));
+  // An import makes the cache directory when it is not there.
+  const winner_cache cache(cache_root(with_cache_dir(g, o.cache_dir)));
   const bool replaced =
       std::filesystem::exists(cache.entry_path(e.function, e.hardware, e.key), ec);
   const auto path = cache.store(e, kernel_tuner_import_log(e, o.file.string()));

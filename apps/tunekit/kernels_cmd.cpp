@@ -64,7 +64,7 @@ std::string problem_of(const std::filesystem::path &root, const cuda::kernel_cac
 } // namespace
 
 int kernels_list(const global_options &g, const kernels_options &o) {
-  const auto root = cache_root(g);
+  const auto root = existing_cache_root(g);
   const cuda::kernel_cache cache(root);
   const auto entries = cache.list();
   std::size_t bad = 0;
@@ -108,7 +108,7 @@ int kernels_list(const global_options &g, const kernels_options &o) {
 }
 
 int kernels_clear(const global_options &g, const kernels_options &o) {
-  const cuda::kernel_cache cache(cache_root(g));
+  const cuda::kernel_cache cache(existing_cache_root(g));
   std::size_t removed = 0;
   if (o.older_than_days < 0) {
     removed = cache.clear();

@@ -2,19 +2,45 @@
 // lookup tables, compiled kernels) and report this machine's devices. See docs/cli.md. This file
 // only wires CLI11 to the subcommands (commands.hpp); each subcommand has its own options struct.
 //
-// Exit codes: 0 success; 1 something checked is bad (a cache entry, an artifact, a table); 2 an
-// error (a missing directory, an unwritable file); CLI11's own codes for usage errors.
+// Exit codes (docs/cli.md): 0 success; 1 something checked is bad (a cache entry, an artifact, a
+// table, a compiled kernel, a file to import); 2 an error (a missing directory or file, nothing to
+// export, an unwritable file); CLI11's codes for usage errors (105 a value that fails its check,
+// 106 a missing subcommand or required option, 109 an unknown command or argument).
 
 #include "commands.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <functional>
 #include <iostream>
+#include <string>
+#include <system_error>
 
 namespace {
 
 using namespace tunekit::cli;
+
+// A check of a number option with a message that says what it takes (CLI11's Range prints its
+// bounds as doubles): `integer`, a whole number; else any number; at least `least`.
+CLI::Validator at_least(int least, bool integer, const std::string &what) {
+  return CLI::Validator(
+      [=](std::string &text) -> std::string {
+        const char *end = text.data() + text.size();
+        bool ok = false;
+        if (integer) {
+          long long v = 0;
+          const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+          ok = ec == std::errc() && ptr == end && v >= least;
+        } else {
+          double v = 0;
+          const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+          ok = ec == std::errc() && ptr == end && v >= least;
+        }
+        return ok ? std::string() : "expected " + what + ", not '" + text + "'";
+      },
+      (integer ? "INT>=" : "NUMBER>=") + std::to_string(least));
+}
 
 void json_flag(CLI::App *sub, bool &json) {
   sub->add_flag("--json", json, "machine-readable JSON on stdout");
@@ -33,6 +59,8 @@ void add_cache(CLI::App &app, const global_options &g, cache_options &o, int &rc
   add("list", "one line per entry", cache_list);
   add("show", "every entry with its candidates", cache_show);
   add("clear", "remove entries and their logs", cache_clear);
+  cache->get_subcommand("list")->add_flag(
+      "--long", o.long_lines, "every field on each line (with the hardware and the path), uncut");
 }
 
 // `cache import kernel-tuner` and `cache export kernel-tuner` (kernel_tuner_cmd.cpp).
@@ -136,7 +164,7 @@ void add_table(CLI::App &app, const global_options &g, table_check_options &chec
   e->add_option("--op", out.op, "op name ending each key (default: the function name)");
   e->add_option("--top-k", out.top_k, "keep the k fastest valid choices per key")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1, true, "a whole number of choices, at least 1"));
   e->add_option("--template-hash", out.template_hashes,
                 "TEMPLATE_ID=HASH: record HASH with that template's choices (repeatable; "
                 "a template no exported choice has is an error)");
@@ -162,7 +190,7 @@ void add_kernels(CLI::App &app, const global_options &g, kernels_options &o, int
       ->add_option("--older-than", o.older_than_days,
                    "only those written more than DAYS days ago (fractions allowed)")
       ->option_text("DAYS")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0, false, "a number of days, 0 or more"));
   json_flag(clear, o.json);
   clear->callback([&] { rc = kernels_clear(g, o); });
 }
@@ -220,6 +248,13 @@ int main(int argc, char **argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RequiredError &e) {
+    // CLI11 reports an unknown command as a missing one ("A subcommand is required"): name it.
+    const auto extra = app.remaining(true);
+    if (!extra.empty() && std::string(e.what()).find("subcommand") != std::string::npos) {
+      return app.exit(CLI::ExtrasError(extra));
+    }
+    return app.exit(e);
   } catch (const CLI::ParseError &e) {
     return app.exit(e);
   } catch (const std::exception &e) {

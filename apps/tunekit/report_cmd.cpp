@@ -35,7 +35,7 @@ int report(const global_options &g, const report_options &o) {
   const char *env_python = std::getenv("TUNEKIT_PYTHON"); // NOLINT(concurrency-mt-unsafe)
   const std::string python =
       env_python != nullptr && *env_python != '\0' ? env_python : std::string("python3");
-  const std::string cache_dir = cache_root(g).string();
+  const std::string cache_dir = existing_cache_root(g).string();
 
   const int found = detail::run_and_wait({python, "-c", probe});
   if (found == -1 || found == 127) {

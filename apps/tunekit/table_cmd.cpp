@@ -10,14 +10,20 @@
 #include <tunekit/lookup_table.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
+#include <system_error>
 
 namespace tunekit::cli {
 
 using detail::json;
 
 int table_check(const table_check_options &o) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(o.file, ec)) {
+    throw error("no such file: " + o.file.string());
+  }
   std::string problem;
   std::size_t keys = 0;
   std::size_t entries = 0;
@@ -58,8 +64,15 @@ int table_export(const global_options &g, const table_export_options &o) {
   if (!format) {
     throw error("--key-format '" + o.key_format + "': expected tunekit or inductor");
   }
-  const auto t = lookup_table::from_entries(valid_entries(open_cache(g), o.function, o.version),
-                                            o.op, o.top_k, {}, hashes, *format);
+  const winner_cache cache = open_cache(g);
+  const auto entries = valid_entries(cache, o.function, o.version);
+  if (entries.empty()) { // an empty table is no export: as `artifact emit`, an error
+    throw error("no valid winner-cache entries" +
+                (o.function.empty() ? std::string() : " of function '" + o.function + "'") +
+                (o.version.empty() ? std::string() : " version '" + o.version + "'") + " in " +
+                cache.root().string());
+  }
+  const auto t = lookup_table::from_entries(entries, o.op, o.top_k, {}, hashes, *format);
   // A hash given for a template that no exported choice has would be recorded nowhere.
   const std::vector<std::string> templates = t.templates();
   for (const auto &[id, hash] : hashes) {

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -147,45 +148,52 @@ namespace detail {
 template <class Tuned, class... Args>
 campaign_result campaign(Tuned &tuned, const std::vector<std::tuple<Args...>> &calls,
                          const campaign_options &o = {}) {
-  communicator *picked = o.comm != nullptr ? o.comm : default_communicator();
-  single_process_communicator alone;
-  communicator &comm = picked != nullptr ? *picked : alone;
-  const bool outputs = !o.artifacts.dir.empty() || !o.table.path.empty();
-  if (outputs) {
-    check_campaign_outputs(tuned.tuner(), o.artifacts, o.table);
-  }
-  campaign_result r;
-  r.calls = calls.size();
-  r.rank = comm.rank();
-  r.size = comm.size();
-  const bool split = o.split && r.size > 1;
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    if (split && static_cast<int>(i % static_cast<std::size_t>(r.size)) != r.rank) {
-      continue;
+  static_assert(detail::is_tuned_function<std::remove_cv_t<Tuned>>::value,
+                "tunekit: campaign takes the tunekit::tuned_function that tunekit::autotune "
+                "returns, and calls of its arguments; see docs/shapes.md");
+  if constexpr (!detail::is_tuned_function<std::remove_cv_t<Tuned>>::value) {
+    return {}; // reported above
+  } else {
+    communicator *picked = o.comm != nullptr ? o.comm : default_communicator();
+    single_process_communicator alone;
+    communicator &comm = picked != nullptr ? *picked : alone;
+    const bool outputs = !o.artifacts.dir.empty() || !o.table.path.empty();
+    if (outputs) {
+      check_campaign_outputs(tuned.tuner(), o.artifacts, o.table);
     }
-    call_options co;
-    co.comm = split ? &alone : &comm;
-    co.verbose = o.verbose && comm.local_rank() == 0;
-    std::tuple<Args...> args = calls[i]; // a tuned function may write its arguments
-    std::apply([&](auto &...a) { static_cast<void>(tuned.with(co)(a...)); }, args);
-    r.sources.emplace_back(i, tuned.tuner().last_source());
-  }
-  if (r.size > 1) {
-    comm.barrier();
-  }
-  if (outputs) {
-    std::vector<key> keys;
-    keys.reserve(calls.size());
-    for (const auto &c : calls) {
-      keys.push_back(std::apply([&](const auto &...a) { return tuned.key_of(a...); }, c));
+    campaign_result r;
+    r.calls = calls.size();
+    r.rank = comm.rank();
+    r.size = comm.size();
+    const bool split = o.split && r.size > 1;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      if (split && static_cast<int>(i % static_cast<std::size_t>(r.size)) != r.rank) {
+        continue;
+      }
+      call_options co;
+      co.comm = split ? &alone : &comm;
+      co.verbose = o.verbose && comm.local_rank() == 0;
+      std::tuple<Args...> args = calls[i]; // a tuned function may write its arguments
+      std::apply([&](auto &...a) { static_cast<void>(tuned.with(co)(a...)); }, args);
+      r.sources.emplace_back(i, tuned.tuner().last_source());
     }
-    campaign_outputs w = detail::finish_campaign(tuned.tuner(), comm, keys, o.artifacts, o.table,
-                                                 o.verbose && comm.local_rank() == 0);
-    r.artifacts = std::move(w.artifacts);
-    r.table = std::move(w.table);
-    r.missing = std::move(w.missing);
+    if (r.size > 1) {
+      comm.barrier();
+    }
+    if (outputs) {
+      std::vector<key> keys;
+      keys.reserve(calls.size());
+      for (const auto &c : calls) {
+        keys.push_back(std::apply([&](const auto &...a) { return tuned.key_of(a...); }, c));
+      }
+      campaign_outputs w = detail::finish_campaign(tuned.tuner(), comm, keys, o.artifacts, o.table,
+                                                   o.verbose && comm.local_rank() == 0);
+      r.artifacts = std::move(w.artifacts);
+      r.table = std::move(w.table);
+      r.missing = std::move(w.missing);
+    }
+    return r;
   }
-  return r;
 }
 
 } // namespace tunekit

@@ -190,6 +190,18 @@ public:
   /// once more with the winners, and returns that last run's result. When no kernel needs tuning,
   /// the outer function runs once.
   template <class... Args> auto operator()(Args &&...args) {
+    constexpr bool fits = std::is_invocable_v<Outer &, Args &...>;
+    static_assert(fits, "tunekit: contextual_autotune's outer function must be callable as "
+                        "outer(Args&...), Args being the call's arguments; see docs/contextual.md");
+    if constexpr (fits) {
+      return run(args...);
+    }
+  }
+
+  [[nodiscard]] contextual_tuner &tuner() const noexcept { return *m_ctx; }
+
+private:
+  template <class... Args> auto run(Args &...args) {
     using result = std::invoke_result_t<Outer &, Args &...>;
     auto once = [&]() -> decltype(auto) { return std::invoke(m_outer, args...); };
     detail::result_holder<result> out;
@@ -217,9 +229,6 @@ public:
     return out.take();
   }
 
-  [[nodiscard]] contextual_tuner &tuner() const noexcept { return *m_ctx; }
-
-private:
   Outer m_outer;
   std::shared_ptr<contextual_tuner> m_ctx;
 };

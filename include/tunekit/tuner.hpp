@@ -26,6 +26,7 @@
 #include <tunekit/winner_cache.hpp>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -33,6 +34,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -211,18 +214,255 @@ template <class T> struct is_decoded : std::false_type {};
 template <class D, class F> struct is_decoded<decoded<D, F>> : std::true_type {};
 /// One address per type: tags a decoded winner with its type.
 template <class T> inline constexpr char type_tag = 0;
+
+// Signature checks of the callables `autotune` and `tuned_function` take (docs/function_tuner.md,
+// "Compile errors"): a callable of the wrong signature stops the build with one static_assert
+// naming it and the signature expected, instead of errors from inside std::invoke. A callable of
+// one non-template signature (a function, a lambda without `auto` parameters) is checked when the
+// tuned function is made; every callable again at the call, with the arguments' types. Each check
+// is a class (`check_*<F, fits>`), so that a callable that fails both is reported once.
+
+/// The parameters and result of a callable of one non-template signature; `known` is false for
+/// the others (generic lambdas, overloaded call operators), which only the call checks.
+template <class R, class... P> struct known_signature {
+  static constexpr bool known = true;
+  static constexpr std::size_t arity = sizeof...(P);
+  using result = R;
+  template <class A> static constexpr bool first_takes = false;
+  template <class A> static constexpr bool last_takes = false;
+};
+template <class R, class P0, class... P> struct known_signature<R, P0, P...> {
+  static constexpr bool known = true;
+  static constexpr std::size_t arity = 1 + sizeof...(P);
+  using result = R;
+  /// Whether an argument of type `A` binds to the first (last) parameter.
+  template <class A> static constexpr bool first_takes = std::is_convertible_v<A, P0>;
+  template <class A>
+  static constexpr bool last_takes =
+      std::is_convertible_v<A, std::tuple_element_t<sizeof...(P), std::tuple<P0, P...>>>;
+};
+template <class F, class = void> struct signature { static constexpr bool known = false; };
+template <class R, class... P> struct signature<R (*)(P...)> : known_signature<R, P...> {};
+template <class R, class... P> struct signature<R (*)(P...) noexcept> : known_signature<R, P...> {};
+template <class M> struct member_signature { static constexpr bool known = false; };
+template <class R, class C, class... P>
+struct member_signature<R (C::*)(P...)> : known_signature<R, P...> {};
+template <class R, class C, class... P>
+struct member_signature<R (C::*)(P...) const> : known_signature<R, P...> {};
+template <class R, class C, class... P>
+struct member_signature<R (C::*)(P...) noexcept> : known_signature<R, P...> {};
+template <class R, class C, class... P>
+struct member_signature<R (C::*)(P...) const noexcept> : known_signature<R, P...> {};
+template <class F>
+struct signature<F, std::void_t<decltype(&F::operator())>>
+    : member_signature<decltype(&F::operator())> {};
+
+/// `F` is invocable with `A...` and its result makes a `T` (`T(f(a...))`).
+template <class T, class F, class... A>
+concept invocable_to =
+    std::is_invocable_v<F, A...> && std::is_constructible_v<T, std::invoke_result_t<F, A...>>;
+
+template <class F> using sig = signature<std::remove_cvref_t<F>>;
+
+/// What `decode(const config&)` makes (void when it cannot be called so).
+template <class Fn> struct decoded_param { using type = void; };
+template <class D, class F>
+requires std::is_invocable_v<const D &, const config &>
+struct decoded_param<decoded<D, F>> {
+  using type = std::remove_cvref_t<std::invoke_result_t<const D &, const config &>>;
+};
+/// False for a `decoded` whose decode cannot be called with a config or returns nothing (which
+/// `check_decode` reports; the function itself is then not checked).
+template <class Fn>
+inline constexpr bool decode_fits =
+    !is_decoded<Fn>::value || !std::is_void_v<typename decoded_param<Fn>::type>;
+
+// What a callable of a known signature must look like, before any call: its config parameter
+// where the call passes the config, and a result of the right kind.
+template <class Fn> constexpr bool fn_shape_fits() {
+  if constexpr (is_decoded<Fn>::value) {
+    using P = typename decoded_param<Fn>::type;
+    using S = sig<decltype(std::declval<Fn>().fn)>;
+    if constexpr (std::is_void_v<P>) {
+      return true; // reported by check_decode
+    } else if constexpr (S::known) {
+      return S::arity >= 1 && S::template last_takes<const P &>;
+    }
+    return true;
+  } else if constexpr (sig<Fn>::known) {
+    return sig<Fn>::arity >= 1 && sig<Fn>::template last_takes<const config &>;
+  }
+  return true;
+}
+template <class KeyFn> constexpr bool key_fn_shape_fits() {
+  if constexpr (sig<KeyFn>::known) {
+    return std::is_constructible_v<key, typename sig<KeyFn>::result>;
+  }
+  return true;
+}
+template <class PruneFn> constexpr bool prune_fn_shape_fits() {
+  if constexpr (sig<PruneFn>::known) {
+    return sig<PruneFn>::arity >= 1 && sig<PruneFn>::template first_takes<const config &> &&
+           std::is_constructible_v<bool, typename sig<PruneFn>::result>;
+  }
+  return true;
+}
+template <class CheckFn> constexpr bool check_fn_shape_fits() {
+  if constexpr (sig<CheckFn>::known) {
+    return sig<CheckFn>::arity >= 1 && sig<CheckFn>::template last_takes<const config &> &&
+           std::is_constructible_v<bool, typename sig<CheckFn>::result>;
+  }
+  return true;
+}
+template <class DefaultFn> constexpr bool default_fn_shape_fits() {
+  if constexpr (sig<DefaultFn>::known) {
+    return std::is_constructible_v<config, typename sig<DefaultFn>::result>;
+  }
+  return true;
+}
+template <class ResetFn> constexpr bool reset_fn_shape_fits() {
+  if constexpr (sig<ResetFn>::known) {
+    return sig<ResetFn>::arity >= 1 && sig<ResetFn>::template last_takes<const config &>;
+  }
+  return true;
+}
+
+// The same at a call with arguments `Args&...` (as `tuned_function::call` takes them).
+template <class Fn, class... Args> constexpr bool fn_fits() {
+  if constexpr (is_decoded<Fn>::value) {
+    using P = typename decoded_param<Fn>::type;
+    if constexpr (std::is_void_v<P>) {
+      return false;
+    } else {
+      return std::is_invocable_v<const decltype(std::declval<Fn>().fn) &, Args &..., const P &>;
+    }
+  } else {
+    return std::is_invocable_v<const Fn &, Args &..., const config &>;
+  }
+}
+template <class KeyFn, class... Args>
+inline constexpr bool key_fn_fits = invocable_to<key, const KeyFn &, const Args &...>;
+template <class PruneFn, class... Args>
+inline constexpr bool prune_fn_fits =
+    invocable_to<bool, PruneFn &, const config &, const Args &...>;
+template <class CheckFn, class... Args>
+inline constexpr bool check_fn_fits =
+    invocable_to<bool, CheckFn &, const Args &..., const config &>;
+template <class DefaultFn, class... Args>
+inline constexpr bool default_fn_fits =
+    std::is_same_v<DefaultFn, no_default> || invocable_to<config, DefaultFn &, const Args &...>;
+template <class ResetFn, class... Args>
+inline constexpr bool reset_fn_fits =
+    std::is_same_v<ResetFn, no_reset> || std::is_invocable_v<ResetFn &, Args &..., const config &>;
+
+// One class per callable: making one with `fits` false fails its static_assert (once per
+// callable type). `F` names the callable in the compiler's "In instantiation of" line.
+template <class F, bool fits> struct check_plain_fn {
+  static_assert(fits, "tunekit: the tuned function must be callable as fn(Args&..., const "
+                      "tunekit::config&), Args being the call's arguments; see "
+                      "docs/function_tuner.md");
+};
+template <class F, bool fits> struct check_decoded_fn {
+  static_assert(fits, "tunekit: a decoded function must be callable as fn(Args&..., const P&), "
+                      "Args being the call's arguments and P what decode(const "
+                      "tunekit::config&) returns; see docs/function_tuner.md#decoded-configs");
+};
+template <class F, bool fits>
+using check_fn =
+    std::conditional_t<is_decoded<F>::value, check_decoded_fn<F, fits>, check_plain_fn<F, fits>>;
+template <class D, bool fits> struct check_decode {
+  static_assert(fits, "tunekit: decoded's decode must be callable as decode(const "
+                      "tunekit::config&) and return a value; see "
+                      "docs/function_tuner.md#decoded-configs");
+};
+template <class F, bool fits> struct check_key_fn {
+  static_assert(fits, "tunekit: key_fn must be callable as key_fn(const Args&...) and return "
+                      "tunekit::key (or something convertible); see docs/function_tuner.md");
+};
+template <class F, bool fits> struct check_prune_fn {
+  static_assert(fits, "tunekit: prune_fn must be callable as prune_fn(const tunekit::config&, "
+                      "const Args&...) and return bool; see docs/function_tuner.md");
+};
+template <class F, bool fits> struct check_check_fn {
+  static_assert(fits, "tunekit: with_check's check must be callable as check(const Args&..., "
+                      "const tunekit::config&) and return bool; see docs/function_tuner.md");
+};
+template <class F, bool fits> struct check_default_fn {
+  static_assert(fits, "tunekit: with_default's default_fn must be callable as "
+                      "default_fn(const Args&...) and return a tunekit::config; see "
+                      "docs/function_tuner.md");
+};
+template <class F, bool fits> struct check_reset_fn {
+  static_assert(fits, "tunekit: with_reset's reset must be callable as reset(Args&..., const "
+                      "tunekit::config&); see docs/function_tuner.md");
+};
+
+/// The checks when a tuned function is made: callables of a known signature (consteval, so that
+/// they run where it is made, before any call is compiled).
+template <class Fn, class KeyFn, class PruneFn, class CheckFn, class DefaultFn, class ResetFn>
+consteval void check_callables() {
+  if constexpr (is_decoded<Fn>::value) {
+    static_cast<void>(check_decode<decltype(std::declval<Fn>().decode), decode_fits<Fn>>{});
+  }
+  static_cast<void>(check_fn<Fn, fn_shape_fits<Fn>()>{});
+  static_cast<void>(check_key_fn<KeyFn, key_fn_shape_fits<KeyFn>()>{});
+  static_cast<void>(check_prune_fn<PruneFn, prune_fn_shape_fits<PruneFn>()>{});
+  static_cast<void>(check_check_fn<CheckFn, check_fn_shape_fits<CheckFn>()>{});
+  static_cast<void>(check_default_fn<DefaultFn, default_fn_shape_fits<DefaultFn>()>{});
+  static_cast<void>(check_reset_fn<ResetFn, reset_fn_shape_fits<ResetFn>()>{});
+}
+
+/// The checks at a call with arguments `Args&...`; true when every callable fits it (the call is
+/// then compiled, and only then, so that a wrong one adds no errors of its own).
+template <class Fn, class KeyFn, class PruneFn, class CheckFn, class DefaultFn, class ResetFn,
+          class... Args>
+constexpr bool check_call() {
+  check_callables<Fn, KeyFn, PruneFn, CheckFn, DefaultFn, ResetFn>();
+  constexpr bool fn = fn_fits<Fn, Args...>();
+  constexpr bool k = key_fn_fits<KeyFn, std::remove_cv_t<Args>...>;
+  constexpr bool prune = prune_fn_fits<PruneFn, std::remove_cv_t<Args>...>;
+  constexpr bool check = check_fn_fits<CheckFn, std::remove_cv_t<Args>...>;
+  constexpr bool dflt = default_fn_fits<DefaultFn, std::remove_cv_t<Args>...>;
+  constexpr bool reset = reset_fn_fits<ResetFn, Args...>;
+  // A callable that failed above is not reported again (its check class is the same); when the
+  // function does not take these arguments, the others are not checked against them.
+  constexpr bool made = fn_shape_fits<Fn>() && key_fn_shape_fits<KeyFn>() &&
+                        prune_fn_shape_fits<PruneFn>() && check_fn_shape_fits<CheckFn>() &&
+                        default_fn_shape_fits<DefaultFn>() && reset_fn_shape_fits<ResetFn>();
+  if constexpr (made && decode_fits<Fn>) {
+    static_cast<void>(check_fn<Fn, fn>{});
+    if constexpr (fn) {
+      static_cast<void>(check_key_fn<KeyFn, k>{});
+      static_cast<void>(check_prune_fn<PruneFn, prune>{});
+      static_cast<void>(check_check_fn<CheckFn, check>{});
+      static_cast<void>(check_default_fn<DefaultFn, dflt>{});
+      static_cast<void>(check_reset_fn<ResetFn, reset>{});
+    }
+  }
+  return fn && k && prune && check && dflt && reset;
+}
 } // namespace detail
 
 /// The callable `autotune` returns: `fn(args..., config)` with the config resolved per key.
 template <class Fn, class KeyFn, class PruneFn, class CheckFn = no_check,
           class DefaultFn = no_default, class ResetFn = no_reset>
+class tuned_function;
+
+namespace detail {
+template <class T> struct is_tuned_function : std::false_type {};
+template <class... T> struct is_tuned_function<tuned_function<T...>> : std::true_type {};
+} // namespace detail
+
+template <class Fn, class KeyFn, class PruneFn, class CheckFn, class DefaultFn, class ResetFn>
 class tuned_function final {
 public:
   tuned_function(std::shared_ptr<tunekit::tuner> t, Fn fn, KeyFn key_fn, PruneFn prune_fn,
                  CheckFn check_fn = {}, DefaultFn default_fn = {}, ResetFn reset_fn = {})
       : m_tuner(std::move(t)), m_fn(std::move(fn)), m_key_fn(std::move(key_fn)),
         m_prune_fn(std::move(prune_fn)), m_check_fn(std::move(check_fn)),
-        m_default_fn(std::move(default_fn)), m_reset_fn(std::move(reset_fn)) {}
+        m_default_fn(std::move(default_fn)), m_reset_fn(std::move(reset_fn)) {
+    detail::check_callables<Fn, KeyFn, PruneFn, CheckFn, DefaultFn, ResetFn>();
+  }
 
   /// Resolves the config for these arguments' key and returns `fn(args..., config)`.
   template <class... Args> decltype(auto) operator()(Args &&...args) {
@@ -235,6 +475,7 @@ public:
   /// A copy that validates each candidate's output after it is measured:
   /// `check(const args&..., const config&) -> bool`; false marks it "wrong result".
   template <class C> [[nodiscard]] auto with_check(C check) const {
+    detail::check_callables<Fn, KeyFn, PruneFn, C, DefaultFn, ResetFn>();
     return tuned_function<Fn, KeyFn, PruneFn, C, DefaultFn, ResetFn>(
         m_tuner, m_fn, m_key_fn, m_prune_fn, std::move(check), m_default_fn, m_reset_fn);
   }
@@ -243,6 +484,7 @@ public:
   /// an artifact nor a lookup table answers, so that a normal call never searches (only
   /// `TUNEKIT_ALWAYS_TUNE=1` does). The config must be one of the space.
   template <class D> [[nodiscard]] auto with_default(D default_fn) const {
+    detail::check_callables<Fn, KeyFn, PruneFn, CheckFn, D, ResetFn>();
     return tuned_function<Fn, KeyFn, PruneFn, CheckFn, D, ResetFn>(
         m_tuner, m_fn, m_key_fn, m_prune_fn, m_check_fn, std::move(default_fn), m_reset_fn);
   }
@@ -253,6 +495,7 @@ public:
   /// measurers, and once more after the search, so that the call with the winner makes what one
   /// call with it makes. A resolved call never calls it.
   template <class R> [[nodiscard]] auto with_reset(R reset_fn) const {
+    detail::check_callables<Fn, KeyFn, PruneFn, CheckFn, DefaultFn, R>();
     return tuned_function<Fn, KeyFn, PruneFn, CheckFn, DefaultFn, R>(
         m_tuner, m_fn, m_key_fn, m_prune_fn, m_check_fn, m_default_fn, std::move(reset_fn));
   }
@@ -269,7 +512,12 @@ public:
 
   /// Calls the wrapped function with `c` (decoded first for a `tunekit::decoded` function).
   template <class... Args> decltype(auto) invoke_with(const config &c, Args &...args) const {
-    if constexpr (detail::is_decoded<Fn>::value) {
+    constexpr bool fits = detail::decode_fits<Fn> && detail::fn_fits<Fn, Args...>();
+    static_cast<void>(
+        detail::check_fn<Fn, (fits || !detail::decode_fits<Fn>)&&detail::fn_shape_fits<Fn>()>{});
+    if constexpr (!fits) {
+      return; // reported above
+    } else if constexpr (detail::is_decoded<Fn>::value) {
       return std::invoke(m_fn.fn, args..., m_fn.decode(c));
     } else {
       return std::invoke(m_fn, args..., c);
@@ -279,10 +527,26 @@ public:
   /// The key of these arguments; an exception of key_fn becomes a `tunekit::error` naming the
   /// tuner.
   template <class... Args> [[nodiscard]] key key_of(const Args &...args) const {
-    return key_for(nullptr, args...);
+    constexpr bool fits = detail::key_fn_fits<KeyFn, Args...>;
+    static_cast<void>(detail::check_key_fn < KeyFn,
+                      fits && detail::key_fn_shape_fits<KeyFn>() > {});
+    if constexpr (fits) {
+      return key_for(nullptr, args...);
+    } else {
+      return key{}; // reported above
+    }
   }
 
+  /// `fn(args..., config)` with the config resolved for these arguments under `o`. A callable
+  /// that does not fit these arguments stops the build with a static_assert naming it.
   template <class... Args> decltype(auto) call(const call_options &o, Args &...args) {
+    if constexpr (detail::check_call<Fn, KeyFn, PruneFn, CheckFn, DefaultFn, ResetFn, Args...>()) {
+      return resolve_and_call(o, args...);
+    }
+  }
+
+private:
+  template <class... Args> decltype(auto) resolve_and_call(const call_options &o, Args &...args) {
     if (!o.autotune) [[unlikely]] {
       if (o.pinned.empty()) {
         return invoke_with(m_tuner->space()[0], args...);
@@ -336,7 +600,6 @@ public:
     return invoke_with(c, args...);
   }
 
-private:
   // key_fn's key; its exception becomes a `tunekit::error`, after a vote of the call's ranks when
   // `o` is a tuning call's options.
   template <class... Args>
@@ -381,6 +644,7 @@ private:
 template <class KeyFn, class PruneFn, class Fn>
 [[nodiscard]] auto autotune(std::string name, config_space space, KeyFn key_fn, PruneFn prune_fn,
                             Fn fn, tuner_options options = {}) {
+  detail::check_callables<Fn, KeyFn, PruneFn, no_check, no_default, no_reset>();
   auto t = std::make_shared<tunekit::tuner>(std::move(name), std::move(space), std::move(options));
   return tuned_function<Fn, KeyFn, PruneFn>(std::move(t), std::move(fn), std::move(key_fn),
                                             std::move(prune_fn));

@@ -10,7 +10,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <sstream>
 #include <string>
+#include <vector>
 
 using json = nlohmann::json;
 using tunekit::config;
@@ -103,6 +106,59 @@ TEST_F(cli_test, cache_list_show_and_clear_by_function) {
   r = run("cache clear");
   EXPECT_NE(r.out.find("removed 1 entry"), std::string::npos) << r.out;
   EXPECT_EQ(tunekit_test::files_below(cache.path()).size(), 0U);
+}
+
+// Every line of `cache list` fits 100 columns: function, version, key and winner (cut with
+// ", ..." when they do not fit) and its time; `--long` adds the hardware and the path, uncut.
+TEST_F(cli_test, cache_list_lines_fit_100_columns_and_long_ones_hold_everything) {
+  auto meas = std::make_shared<tunekit::simulated_measurer>(tunekit_test::block_cost);
+  auto o = tunekit_test::options(cache.path(), meas, log);
+  o.version = std::string(64, 'a') + "0123"; // a digest, as make_tuner_options gives
+  std::vector<tunekit::parameter> domains{{"BLOCK", {256, 512}}};
+  for (const char *name :
+       {"tile_m", "tile_n", "tile_k", "warps", "stages", "split_k", "swizzle", "vector_width"}) {
+    domains.push_back({name, {std::int64_t{16}}});
+  }
+  auto wide = tunekit::autotune(
+      "gemm_with_a_long_name", tunekit::config_space::product(domains),
+      [](const std::string &shape) {
+        return key{shape, "float16", 4096};
+      },
+      tunekit::keep_all{}, [](const std::string &, const config &) {}, o);
+  wide(std::string("((torch.float16, [4096, 4096], [4096, 1]), (torch.float16, [4096, 4096]))"));
+  fill_cache();
+
+  auto r = run("cache list");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::size_t n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    EXPECT_LE(line.size(), 100U) << line;
+    if (n < 4) {
+      EXPECT_EQ(line.find(cache.path().string()), std::string::npos) << "no path: " << line;
+    }
+  }
+  EXPECT_EQ(n, 5U) << r.out; // 4 entries and the summary
+  EXPECT_NE(
+      r.out.find("gemm_with_a_long_name  aaaa...0123  (\"((torch.float16, ...)  [BLOCK=512, "),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(", ...]  1 ms\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("scale  v1  (1024)  [BLOCK=512]  1 ms\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 entries in " + cache.path().string()), std::string::npos) << r.out;
+
+  r = run("cache list --long --function gemm_with_a_long_name");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find(o.version), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vector_width=16]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(tunekit_test::test_hardware().to_string()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(wide.tuner()
+                           .cache_path(wide.key_of(std::string(
+                               "((torch.float16, [4096, 4096], [4096, 1]), (torch.float16, [4096, "
+                               "4096]))")))
+                           .string()),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(cli_test, cache_list_and_show_report_a_corrupt_entry_and_exit_1) {
@@ -271,7 +327,11 @@ TEST_F(cli_test, table_export_to_a_bare_file_name_writes_it_in_the_working_direc
   EXPECT_NE(r.err.find("expected TEMPLATE_ID=HASH"), std::string::npos) << r.err;
   ASSERT_EQ(ok.rc, 0) << ok.err;
   EXPECT_EQ(tunekit::lookup_table::load(scratch.path() / "t.json").size(), 2U);
-  EXPECT_NE(run("table export --top-k 0").rc, 0);
+  const auto zero = run("table export --top-k 0");
+  EXPECT_EQ(zero.rc, 105) << zero.err; // a usage error: CLI11's code for a value failing its check
+  EXPECT_NE(zero.err.find("--top-k: expected a whole number of choices, at least 1, not '0'"),
+            std::string::npos)
+      << zero.err;
 }
 
 // What Inductor gave a 512x512 fp16 mm (torch 2.11, H200).

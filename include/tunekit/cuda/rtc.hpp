@@ -390,6 +390,19 @@ private:
   std::shared_ptr<state> m_state;
 };
 
+namespace rtc_detail {
+// What `make_runtime_kernel` checks of its callables (a static_assert names the one that does not
+// fit): `F` callable with `A...`, returning a value (one convertible to `T`).
+template <class F, class... A>
+concept returns_value =
+    std::is_invocable_v<F, A...> && !std::is_void_v<std::invoke_result_t<F, A...>>;
+template <class T, class F, class... A>
+concept invocable_to =
+    std::is_invocable_v<F, A...> && std::is_convertible_v<std::invoke_result_t<F, A...>, T>;
+/// What `make_runtime_kernel` returns when a static_assert stopped it (no launcher).
+struct not_a_kernel {};
+} // namespace rtc_detail
+
 /// Makes a `runtime_kernel` of `program` for arguments `Args...` (given explicitly); `params_fn`
 /// (`const config& -> Params`) runs once per config, `dims_fn(const Params&, const Args&...)
 /// -> launch_dims` on every call.
@@ -405,9 +418,27 @@ private:
 template <class... Args, class ParamsFn, class DimsFn>
 [[nodiscard]] auto make_runtime_kernel(std::shared_ptr<kernel_program> program, ParamsFn params_fn,
                                        DimsFn dims_fn) {
-  using params = std::decay_t<std::invoke_result_t<ParamsFn &, const config &>>;
-  return runtime_kernel<params, Args...>(std::move(program), std::move(params_fn),
-                                         std::move(dims_fn));
+  constexpr bool params_fits = rtc_detail::returns_value<ParamsFn &, const config &>;
+  static_assert(params_fits, "tunekit: make_runtime_kernel's params_fn must be callable as "
+                             "params_fn(const tunekit::config&) and return the launch's Params; "
+                             "see docs/runtime_compilation.md");
+  if constexpr (params_fits) {
+    using params = std::decay_t<std::invoke_result_t<ParamsFn &, const config &>>;
+    constexpr bool dims_fits =
+        rtc_detail::invocable_to<launch_dims, DimsFn &, const params &, const Args &...>;
+    static_assert(dims_fits, "tunekit: make_runtime_kernel's dims_fn must be callable as "
+                             "dims_fn(const Params&, const Args&...) and return "
+                             "tunekit::cuda::launch_dims, Args being make_runtime_kernel's "
+                             "template arguments; see docs/runtime_compilation.md");
+    if constexpr (dims_fits) {
+      return runtime_kernel<params, Args...>(std::move(program), std::move(params_fn),
+                                             std::move(dims_fn));
+    } else {
+      return rtc_detail::not_a_kernel{};
+    }
+  } else {
+    return rtc_detail::not_a_kernel{};
+  }
 }
 
 } // namespace tunekit::cuda
