@@ -1,5 +1,5 @@
 // A consumer of tunekit (found with find_package or added with add_subdirectory): tunes one host
-// function, and touches each backend it was built with, so that linking them is checked too.
+// function, and touches each component it links, so that linking them is checked too.
 
 #include <tunekit/tunekit.hpp>
 #if defined(CONSUMER_WITH_CUDA)
@@ -7,6 +7,12 @@
 #endif
 #if defined(CONSUMER_WITH_MPI)
 #include <tunekit/mpi/communicator.hpp>
+#endif
+#if defined(CONSUMER_WITH_NCCL)
+#include <tunekit/nccl/error.hpp>
+#endif
+#if defined(CONSUMER_WITH_SERVE)
+#include <tunekit/serve.hpp>
 #endif
 
 #include <cstdio>
@@ -40,6 +46,18 @@ int main() {
   // Linked, not run (running needs mpiexec).
   void (*const by_default)() = &tunekit::mpi::use_world_by_default;
   std::printf("consumer: tunekit::mpi linked (%s)\n", by_default != nullptr ? "yes" : "no");
+#endif
+#if defined(CONSUMER_WITH_NCCL)
+  // No GPU needed: NCCL's own text for a result code.
+  std::printf("consumer: tunekit::nccl describes %s\n",
+              tunekit::nccl::describe(ncclInvalidArgument).c_str());
+#endif
+#if defined(CONSUMER_WITH_SERVE)
+  // Linked, not run (serving needs a communicator on every rank).
+  tunekit::serve::summary (tunekit::serve::worker::*const serve)() = &tunekit::serve::worker::serve;
+  std::printf("consumer: tunekit::serve linked (%s; stops on %s)\n",
+              serve != nullptr ? "yes" : "no",
+              tunekit::serve::to_string(tunekit::serve::stop_reason::signal));
 #endif
   return r == 42 ? 0 : 1;
 }
