@@ -5,6 +5,8 @@ same options, its key values named by ``key=[...]``."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import tunekit
@@ -227,6 +229,31 @@ tunekit.campaign(scale, [(n,) for n in (100, 600, 1100, 1600, 2100)], progress=F
 """
 
 
+CAMPAIGN_RESUMED = r"""
+import json
+import tunekit
+
+class KeyCost:
+    name = "simulated"
+    def __init__(self):
+        self.measured = 0
+    def measure(self, run, request):
+        self.measured += 1
+        run()
+        return [1.0 + abs(request.config["BLOCK"] - request.key[0]) / 100.0] * request.runs
+
+m = KeyCost()
+
+@tunekit.autotune([{"BLOCK": b} for b in (256, 512, 1024, 2048)], lambda n: (n,), measurer=m,
+                  version="v1")
+def scale(n, *, BLOCK):
+    return BLOCK
+
+result = tunekit.campaign(scale, [(n,) for n in (100, 600, 1100, 1600, 2100)], progress=False)
+print(json.dumps([[result.sources[i] for i in range(5)], m.measured]))
+"""
+
+
 def test_a_campaign_killed_midway_resumes_where_it_stopped(tmp_path, monkeypatch):
     import subprocess
     import sys
@@ -236,14 +263,13 @@ def test_a_campaign_killed_midway_resumes_where_it_stopped(tmp_path, monkeypatch
     script.write_text(CAMPAIGN_KILLED)
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert r.returncode == -9, r.stderr
-    m = KeyCost()
-
-    @tunekit.autotune(SPACE, lambda n: (n,), measurer=m, version="v1")
-    def scale(n, *, BLOCK):
-        return BLOCK
-
-    result = tunekit.campaign(scale, [(n,) for n in (100, 600, 1100, 1600, 2100)],
-                              progress=False)
-    assert [result.sources[i] for i in range(5)] == ["cache", "cache", "search", "search",
-                                                     "search"]
-    assert m.measured == 3 * len(SPACE)
+    # The campaign run again, as its user would, in a fresh process: one that imported nothing
+    # else, so that its hardware and dependencies are the killed one's (a process that has CUDA
+    # in use through PyTorch records the GPU and PyTorch's version, and would miss).
+    resume = tmp_path / "resume.py"
+    resume.write_text(CAMPAIGN_RESUMED)
+    r = subprocess.run([sys.executable, str(resume)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    sources, measured = json.loads(r.stdout.splitlines()[-1])
+    assert sources == ["cache", "cache", "search", "search", "search"]
+    assert measured == 3 * 4
