@@ -33,8 +33,7 @@ void known_keys::scan_once(const winner_cache &cache, const function_identity &f
     }
     const cache_entry &e = *r.value;
     if (!(e.function == fn) || e.hardware.digest() != digest || e.key_buckets != buckets ||
-        (e.space && e.space->digest != space_digest) ||
-        timed_another_way(e, measurer)) {
+        (e.space && e.space->digest != space_digest) || timed_another_way(e, measurer)) {
       continue;
     }
     if (std::none_of(m_known.begin(), m_known.end(),
