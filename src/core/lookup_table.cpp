@@ -105,12 +105,16 @@ std::optional<table_key_format> parse_table_key_format(std::string_view name) no
 }
 
 lookup_table lookup_table::from_json(std::string_view text) {
-  const json j = detail::parse(text, "lookup table");
+  // Not const: each key's entries are freed once read, so that the table's own allocations reuse
+  // the document's memory (a table of 10^6 keys would otherwise take twice the pages).
+  json j = detail::parse(text, "lookup table");
   if (!j.is_object()) {
     throw error("lookup table is not a JSON object of key -> list of entries");
   }
   lookup_table t;
-  for (const auto &[k, entries] : j.items()) {
+  for (auto &&item : j.items()) {
+    const std::string &k = item.key();
+    json &entries = item.value();
     if (!entries.is_array()) {
       throw error("lookup table key '" + k + "': the value must be a list of entries");
     }
@@ -151,6 +155,7 @@ lookup_table lookup_table::from_json(std::string_view text) {
       te.choice.set_template_id(id->get<std::string>());
       t.add(k, std::move(te));
     }
+    entries = json(); // read: its memory goes back for the next keys' entries
   }
   return t;
 }
