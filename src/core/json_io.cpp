@@ -382,6 +382,9 @@ namespace {
 class dom_builder {
 public:
   json root;
+  /// When set, each member of a top-level object goes to it once read, instead of into `root`
+  /// (`parse_json_members`); false from it stops the parse.
+  const member_fn *member = nullptr;
 
   bool null() { return put(json(nullptr)); }
   bool boolean(bool v) { return put(json(v)); }
@@ -487,6 +490,9 @@ private:
       return true;
     }
     frame &f = m_stack.back();
+    if (f.object && member != nullptr && m_stack.size() == 1) {
+      return (*member)(f.key, v);
+    }
     if (f.object) {
       f.members.emplace_back(std::move(f.key), std::move(v));
     } else {
@@ -502,6 +508,17 @@ private:
 
 json parse_json(std::string_view text) {
   dom_builder b;
+  try {
+    json::sax_parse(text.begin(), text.end(), &b);
+  } catch (const json::exception &e) {
+    throw error(e.what());
+  }
+  return std::move(b.root);
+}
+
+json parse_json_members(std::string_view text, const member_fn &member) {
+  dom_builder b;
+  b.member = &member;
   try {
     json::sax_parse(text.begin(), text.end(), &b);
   } catch (const json::exception &e) {

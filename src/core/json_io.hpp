@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -56,6 +57,15 @@ inline constexpr std::size_t max_json_depth = 512;
 /// Parses text in time linear in its size: nesting deeper than `max_json_depth` and a member
 /// named twice in one object are refused. Throws tunekit::error with the reason.
 [[nodiscard]] json parse_json(std::string_view text);
+/// What `parse_json_members` hands each top-level member to: its name and value (both may be
+/// moved from); false stops the parse.
+using member_fn = std::function<bool(std::string &name, json &value)>;
+/// `parse_json` of a document whose top level is an object, member by member: each member's value
+/// is built, handed to `member` and freed, so that a large object is never held whole (a lookup
+/// table of 10^6 keys). Returns the top level with its members left out (an empty object), or the
+/// whole document when the top level is not an object. The top-level names are not checked for
+/// repeats (the caller knows what it has read).
+[[nodiscard]] json parse_json_members(std::string_view text, const member_fn &member);
 /// `parse_json`, the error prefixed "<what> is not valid JSON: ".
 [[nodiscard]] json parse(std::string_view text, std::string_view what);
 

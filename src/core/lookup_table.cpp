@@ -10,7 +10,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <set>
+#include <string>
 
 namespace tunekit {
 
@@ -104,58 +106,84 @@ std::optional<table_key_format> parse_table_key_format(std::string_view name) no
   return std::nullopt;
 }
 
-lookup_table lookup_table::from_json(std::string_view text) {
-  // Not const: each key's entries are freed once read, so that the table's own allocations reuse
-  // the document's memory (a table of 10^6 keys would otherwise take twice the pages).
-  json j = detail::parse(text, "lookup table");
-  if (!j.is_object()) {
-    throw error("lookup table is not a JSON object of key -> list of entries");
+namespace {
+
+// One key of a table and its list of entries, into `t`.
+void read_table_key(lookup_table &t, const std::string &k, const json &entries) {
+  if (!entries.is_array()) {
+    throw error("lookup table key '" + k + "': the value must be a list of entries");
   }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const json &e = entries[i];
+    // Built for an error only: a table of 10^6 keys is read at every tuner's start.
+    const auto where = [&] { return "lookup table key '" + k + "', entry " + std::to_string(i); };
+    if (!e.is_object()) {
+      throw error(where() + ": an entry must be an object");
+    }
+    const auto id = e.find(std::string(lookup_table::template_id_member));
+    if (id == e.end() || !id->is_string()) {
+      throw error(where() + ": an entry needs a string 'template_id'");
+    }
+    table_entry te;
+    std::vector<field> fields;
+    for (const auto &[name, v] : e.items()) {
+      if (name == lookup_table::template_id_member) {
+        continue;
+      }
+      if (v.is_null()) {
+        continue; // no value (Inductor writes "hint_override": null); a null hash is no hash
+      }
+      if (name == lookup_table::template_hash_member) {
+        if (!v.is_string()) {
+          throw error(where() + ": 'template_hash' must be a string or null");
+        }
+        te.template_hash = v.get<std::string>();
+        continue;
+      }
+      try {
+        fields.push_back(field{name, detail::value_from_json(v, name)});
+      } catch (const error &err) {
+        throw error(where() + ": " + err.what());
+      }
+    }
+    te.choice = config(std::move(fields));
+    te.choice.set_template_id(id->get<std::string>());
+    t.add(k, std::move(te));
+  }
+}
+
+} // namespace
+
+lookup_table lookup_table::from_json(std::string_view text) {
+  // Read key by key (detail::parse_json_members): a key's entries are freed once read, so that a
+  // table of 10^6 keys is never held whole as a JSON document beside the table.
   lookup_table t;
-  for (auto &&item : j.items()) {
-    const std::string &k = item.key();
-    json &entries = item.value();
-    if (!entries.is_array()) {
-      throw error("lookup table key '" + k + "': the value must be a list of entries");
+  std::optional<std::string> bad; // what is wrong with an entry, which stopped the parse
+  const detail::member_fn read = [&](std::string &k, json &entries) {
+    if (t.find(k) != nullptr) {
+      bad = "lookup table is not valid JSON: the member \"" + detail::utf8_text(k) +
+            "\" appears twice in one object";
+      return false;
     }
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const json &e = entries[i];
-      // Built for an error only: a table of 10^6 keys is read at every tuner's start.
-      const auto where = [&] { return "lookup table key '" + k + "', entry " + std::to_string(i); };
-      if (!e.is_object()) {
-        throw error(where() + ": an entry must be an object");
-      }
-      const auto id = e.find(std::string(template_id_member));
-      if (id == e.end() || !id->is_string()) {
-        throw error(where() + ": an entry needs a string 'template_id'");
-      }
-      table_entry te;
-      std::vector<field> fields;
-      for (const auto &[name, v] : e.items()) {
-        if (name == template_id_member) {
-          continue;
-        }
-        if (v.is_null()) {
-          continue; // no value (Inductor writes "hint_override": null); a null hash is no hash
-        }
-        if (name == template_hash_member) {
-          if (!v.is_string()) {
-            throw error(where() + ": 'template_hash' must be a string or null");
-          }
-          te.template_hash = v.get<std::string>();
-          continue;
-        }
-        try {
-          fields.push_back(field{name, detail::value_from_json(v, name)});
-        } catch (const error &err) {
-          throw error(where() + ": " + err.what());
-        }
-      }
-      te.choice = config(std::move(fields));
-      te.choice.set_template_id(id->get<std::string>());
-      t.add(k, std::move(te));
+    try {
+      read_table_key(t, k, entries);
+    } catch (const error &e) {
+      bad = e.what();
+      return false;
     }
-    entries = json(); // read: its memory goes back for the next keys' entries
+    return true;
+  };
+  json top;
+  try {
+    top = detail::parse_json_members(text, read);
+  } catch (const error &e) {
+    throw error(std::string("lookup table is not valid JSON: ") + e.what());
+  }
+  if (bad) {
+    throw error(*bad);
+  }
+  if (!top.is_object()) {
+    throw error("lookup table is not a JSON object of key -> list of entries");
   }
   return t;
 }

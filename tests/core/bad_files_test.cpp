@@ -111,6 +111,30 @@ TEST(bad_files, an_artifact_that_is_a_fifo_is_refused_saying_so) {
   EXPECT_EQ(tunekit::artifact_file_problem(path), r.detail);
 }
 
+TEST(bad_files, a_table_is_read_key_by_key_with_its_errors_as_a_whole_read_gives_them) {
+  using tunekit::lookup_table;
+  std::string text = "{";
+  for (int i = 0; i < 1000; ++i) {
+    text += (i > 0 ? ",\n" : "") + std::string("\"k") + std::to_string(i) +
+            R"(": [{"template_id": "t", "BLOCK": )" + std::to_string(i) + "}]";
+  }
+  const lookup_table t = lookup_table::from_json(text + "}");
+  ASSERT_EQ(t.size(), 1000U);
+  ASSERT_NE(t.find("k999"), nullptr);
+  EXPECT_EQ(t.find("k999")->front().choice.get_int("BLOCK"), 999);
+  // A key named twice, an entry that is wrong after good ones, a syntax error at the end, a top
+  // level that is not an object.
+  EXPECT_EQ(
+      error_of([&] { (void)lookup_table::from_json(text + R"(, "k7": [{"template_id": "t"}]})"); }),
+      "lookup table is not valid JSON: the member \"k7\" appears twice in one object");
+  EXPECT_EQ(error_of([&] { (void)lookup_table::from_json(text + R"(, "z": [7]})"); }),
+            "lookup table key 'z', entry 0: an entry must be an object");
+  EXPECT_TRUE(has(error_of([&] { (void)lookup_table::from_json(text + ", "); }),
+                  "lookup table is not valid JSON: "));
+  EXPECT_EQ(error_of([] { (void)lookup_table::from_json("[1, 2]"); }),
+            "lookup table is not a JSON object of key -> list of entries");
+}
+
 TEST(bad_files, deep_nesting_in_a_table_or_an_artifact_is_an_error_naming_it) {
   const std::string table = R"({"k": [{"template_id": "t", "BLOCK": )" + nested(100000) + "}]}";
   EXPECT_TRUE(has(error_of([&] { (void)tunekit::lookup_table::from_json(table); }),
