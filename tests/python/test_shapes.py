@@ -6,6 +6,7 @@ same options, its key values named by ``key=[...]``."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -230,22 +231,14 @@ tunekit.campaign(scale, [(n,) for n in (100, 600, 1100, 1600, 2100)], progress=F
 
 
 CAMPAIGN_RESUMED = r"""
-import json
+import json, sys
 import tunekit
-
-class KeyCost:
-    name = "simulated"
-    def __init__(self):
-        self.measured = 0
-    def measure(self, run, request):
-        self.measured += 1
-        run()
-        return [1.0 + abs(request.config["BLOCK"] - request.key[0]) / 100.0] * request.runs
+sys.path.insert(0, sys.argv[1])  # this test's folder: the measurer and space of its tests
+from test_shapes import SPACE, KeyCost
 
 m = KeyCost()
 
-@tunekit.autotune([{"BLOCK": b} for b in (256, 512, 1024, 2048)], lambda n: (n,), measurer=m,
-                  version="v1")
+@tunekit.autotune(SPACE, lambda n: (n,), measurer=m, version="v1")
 def scale(n, *, BLOCK):
     return BLOCK
 
@@ -268,8 +261,9 @@ def test_a_campaign_killed_midway_resumes_where_it_stopped(tmp_path, monkeypatch
     # in use through PyTorch records the GPU and PyTorch's version, and would miss).
     resume = tmp_path / "resume.py"
     resume.write_text(CAMPAIGN_RESUMED)
-    r = subprocess.run([sys.executable, str(resume)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, str(resume), os.path.dirname(os.path.abspath(__file__))],
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     sources, measured = json.loads(r.stdout.splitlines()[-1])
     assert sources == ["cache", "cache", "search", "search", "search"]
-    assert measured == 3 * 4
+    assert measured == 3 * len(SPACE)
