@@ -1,18 +1,32 @@
 // tunekit_replay: runs search strategies over measured spaces (Kernel Tuner cache files) for many
 // seeds and reports the mean fraction of optimum (best time in the file / best time found) at
-// several budgets. An evaluation is a distinct config measured for the first time, repeats are
-// free, and the space is the set of configs in the file: Kernel Tuner's counting.
+// several budgets, and the time-based score of Willemsen et al. (FGCS 2024; `tunekit::time_score`).
+// An evaluation is a distinct config measured for the first time, repeats are free, and the space
+// is the set of configs in the file: Kernel Tuner's counting. Configs that failed (an error
+// recorded in the file) are counted both ways: charged (each failure uses one evaluation of the
+// budget and, on the score's time axis, what the file records it cost) and free (a failure is told
+// to the strategy and costs nothing).
 //
 //   tunekit_replay [--strategy hybrid,tpe,...] [--seeds 20] [--first-seed 0]
-//                  [--budgets 25,100,400] [--batch 1] [--lookahead 0] [--transfer [K]] [--json
-//                  out.json] FILE...
+//                  [--budgets 25,100,400] [--batch 1] [--lookahead 0] [--transfer [K]]
+//                  [--failed-from-kernel] [--no-failure-model] [--json out.json] FILE...
 //
 // Seeds first-seed .. first-seed + seeds - 1 are run for every strategy and file.
+//
+// The score's axis is the tuning time the file records per entry (compile, verification,
+// benchmark and framework time) when every entry records one, else evaluations.
+//
+// With --failed-from-kernel, the configs that another file of the same kernel holds and this one
+// lacks are added to this one as failures: they passed the space's restrictions (the other GPU
+// measured them), so a real run would have compiled and launched them here. --no-failure-model
+// runs "hybrid" without its failure model (`hybrid_settings::avoid_failures`), to measure it.
 //
 // With --transfer, each file starts from the K fastest configs (default 5) of every other file of
 // the same kernel (leave one GPU out) that are not one parameter from a faster one taken
 // (`tunekit::distinct_best`, as the tuner's transfer picks them); files of a kernel are those with
 // the same kernel_name.
+
+#include "strategy/strategies.hpp"
 
 #include <tunekit/error.hpp>
 #include <tunekit/strategy/replay.hpp>
@@ -23,6 +37,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +47,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,6 +62,8 @@ struct options {
   std::size_t batch = 1;
   std::size_t lookahead = 0; // proposals ahead of the batch measured (search_options::lookahead)
   std::size_t transfer = 0;  // top-k per other file; 0: no transfer
+  bool failed_from_kernel = false;
+  bool no_failure_model = false; // hybrid with avoid_failures off, to measure what it does
   std::string json_path;
   std::vector<std::string> files;
 };
@@ -104,12 +124,18 @@ options parse(int argc, char **argv) {
       if (i + 1 < argc && std::isdigit(static_cast<unsigned char>(argv[i + 1][0])) != 0) {
         o.transfer = to_count(next(), "--transfer");
       }
+    } else if (a == "--failed-from-kernel") {
+      o.failed_from_kernel = true;
+    } else if (a == "--no-failure-model") {
+      o.no_failure_model = true;
     } else if (a == "--json") {
       o.json_path = next();
     } else if (a == "-h" || a == "--help") {
       std::cout << "usage: tunekit_replay [--strategy a,b] [--seeds N] [--first-seed S] "
                    "[--budgets 25,100,400] "
-                   "[--batch B] [--lookahead W] [--transfer [K]] [--json FILE] FILE...\n";
+                   "[--batch B] [--lookahead W] [--transfer [K]] [--failed-from-kernel] "
+                   "[--no-failure-model] [--json FILE] "
+                   "FILE...\n";
       std::exit(0);
     } else if (!a.empty() && a[0] == '-') {
       throw tunekit::error("unknown option " + a);
@@ -135,6 +161,54 @@ std::string short_name(const std::string &path) {
   return name;
 }
 
+// What one seed's search over one table found.
+struct run_result {
+  std::vector<tunekit::search_evaluation> history;
+  double strategy_seconds = 0;
+  std::size_t proposals = 0;
+};
+
+// Runs until `budget` evaluations have succeeded (so that both countings can be read at every
+// budget) and the free counting's cost has passed the score's range; a space measured whole
+// stops it earlier.
+run_result run_one(const tunekit::replay_table &t, const std::string &name, bool no_failure_model,
+                   tunekit::search_options so, std::size_t budget, double score_end) {
+  std::size_t successes = 0;
+  double cost = 0; // free counting: successes only
+  const bool recorded = t.has_costs();
+  const tunekit::batch_evaluator lookup = t.evaluator();
+  tunekit::batch_evaluator evaluate = [&](std::span<const std::size_t> batch) {
+    std::vector<double> times = lookup(batch);
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      if (std::isfinite(times[k])) {
+        ++successes;
+        cost += recorded ? t.cost_of(batch[k]) : 1.0;
+      }
+    }
+    return times;
+  };
+  so.agree_stop = [&](bool) { return successes >= budget && cost >= score_end; };
+  std::unique_ptr<tunekit::strategy> strat;
+  if (name == "hybrid" && no_failure_model) {
+    tunekit::detail::hybrid_settings settings;
+    settings.avoid_failures = false;
+    strat = tunekit::detail::make_hybrid_strategy(settings);
+  } else {
+    strat = tunekit::make_strategy(name);
+  }
+  // The evaluation cap only guards against a space that is mostly failures.
+  const tunekit::search_budget limit{.max_evaluations = 20 * std::max<std::size_t>(budget, 100),
+                                     .max_time = std::chrono::hours(24 * 365)};
+  auto r = tunekit::run_search(t.space, *strat, limit, evaluate, so);
+  return {std::move(r.history), r.strategy_seconds, r.proposals};
+}
+
+constexpr std::array countings = {tunekit::failure_counting::charged,
+                                  tunekit::failure_counting::free};
+const char *counting_name(tunekit::failure_counting c) {
+  return c == tunekit::failure_counting::charged ? "charged" : "free";
+}
+
 } // namespace
 
 int main(int argc, char **argv) try {
@@ -142,6 +216,22 @@ int main(int argc, char **argv) try {
   std::vector<tunekit::replay_table> tables;
   for (const auto &f : o.files) {
     tables.push_back(tunekit::load_replay_table(f));
+  }
+  if (o.failed_from_kernel) {
+    std::vector<tunekit::replay_table> with;
+    for (std::size_t f = 0; f < tables.size(); ++f) {
+      std::vector<tunekit::config> others;
+      for (std::size_t g = 0; g < tables.size(); ++g) {
+        if (g != f && tables[g].kernel_name == tables[f].kernel_name) {
+          const auto &s = tables[g].space;
+          for (std::size_t pos = 0; pos < tables[g].times.size(); ++pos) {
+            others.push_back(s.to_config(s.index_at(pos)));
+          }
+        }
+      }
+      with.push_back(tunekit::with_failures(tables[f], others));
+    }
+    tables = std::move(with);
   }
   const std::size_t max_budget = o.budgets.back();
   nlohmann::json out = nlohmann::json::object();
@@ -151,19 +241,25 @@ int main(int argc, char **argv) try {
   out["batch"] = o.batch;
   out["lookahead"] = o.lookahead;
   out["transfer_top_k"] = o.transfer;
+  out["failed_from_kernel"] = o.failed_from_kernel;
   out["results"] = nlohmann::json::array();
 
-  std::printf("| strategy | file |");
-  for (auto b : o.budgets) {
-    std::printf(" %zu |", b);
+  std::printf("| strategy | file | failed |");
+  for (const auto c : countings) {
+    for (auto b : o.budgets) {
+      std::printf(" %s %zu |", counting_name(c), b);
+    }
+    std::printf(" %s score |", counting_name(c));
   }
-  std::printf(" us/proposal |\n|---|---|");
-  for (std::size_t k = 0; k <= o.budgets.size(); ++k) {
+  std::printf(" us/proposal |\n|---|---|---|");
+  for (std::size_t k = 0; k < countings.size() * (o.budgets.size() + 1) + 1; ++k) {
     std::printf("---|");
   }
   std::printf("\n");
   for (const auto &name : o.strategies) {
-    std::vector<double> mean(o.budgets.size(), 0.0);
+    std::vector<std::vector<double>> mean(countings.size(),
+                                          std::vector<double>(o.budgets.size() + 1, 0.0));
+    std::size_t mean_failed = 0;
     for (std::size_t f = 0; f < tables.size(); ++f) {
       const auto &t = tables[f];
       std::vector<std::size_t> starts;
@@ -177,43 +273,65 @@ int main(int argc, char **argv) try {
         }
         starts = tunekit::transfer_indices(t.space, from);
       }
-      std::vector<double> frac(o.budgets.size(), 0.0);
+      const double score_end = tunekit::score_range_end(t);
+      std::vector<std::vector<tunekit::search_evaluation>> runs;
       double seconds = 0;
       std::size_t proposals = 0;
+      std::size_t failed = 0; // failures measured within the charged budget, over all seeds
       for (std::size_t seed = 0; seed < o.seeds; ++seed) {
-        auto strat = tunekit::make_strategy(name);
         tunekit::search_options so;
         so.seed = o.first_seed + seed;
         so.batch_size = o.batch;
         so.lookahead = o.lookahead;
         so.start_points = starts;
-        auto r = tunekit::run_search(t.space, *strat, {.max_evaluations = max_budget},
-                                     t.evaluator(), so);
+        auto r = run_one(t, name, o.no_failure_model, so, max_budget, score_end);
         seconds += r.strategy_seconds;
         proposals += r.proposals;
-        for (std::size_t b = 0; b < o.budgets.size(); ++b) {
-          const std::size_t at = std::min(o.budgets[b], r.trace.size());
-          const double found = at == 0 ? std::numeric_limits<double>::infinity() : r.trace[at - 1];
-          frac[b] += t.best_time_ms / found;
+        for (std::size_t e = 0; e < r.history.size() && e < max_budget; ++e) {
+          failed += std::isfinite(r.history[e].time_ms) ? 0 : 1;
         }
+        runs.push_back(std::move(r.history));
       }
-      nlohmann::json row = {{"strategy", name}, {"file", short_name(t.source)}};
-      std::printf("| %s | %s |", name.c_str(), short_name(t.source).c_str());
-      for (std::size_t b = 0; b < o.budgets.size(); ++b) {
-        frac[b] /= static_cast<double>(o.seeds);
-        mean[b] += frac[b] / static_cast<double>(tables.size());
-        row["fraction"][std::to_string(o.budgets[b])] = frac[b];
-        std::printf(" %.3f |", frac[b]);
+      nlohmann::json row = {
+          {"strategy", name}, {"file", short_name(t.source)}, {"file_failures", t.failures}};
+      const double failed_per_run = static_cast<double>(failed) / static_cast<double>(o.seeds);
+      row["failed_per_run"] = failed_per_run;
+      mean_failed += failed;
+      std::printf("| %s | %s | %.1f |", name.c_str(), short_name(t.source).c_str(), failed_per_run);
+      for (std::size_t c = 0; c < countings.size(); ++c) {
+        const std::string suffix = c == 0 ? "" : "_free";
+        for (std::size_t b = 0; b < o.budgets.size(); ++b) {
+          double frac = 0;
+          for (const auto &h : runs) {
+            frac += t.best_time_ms / tunekit::best_within(h, o.budgets[b], countings[c]);
+          }
+          frac /= static_cast<double>(o.seeds);
+          mean[c][b] += frac / static_cast<double>(tables.size());
+          row["fraction" + suffix][std::to_string(o.budgets[b])] = frac;
+          std::printf(" %.3f |", frac);
+        }
+        const double score = tunekit::time_score(t, runs, countings[c]);
+        mean[c].back() += score / static_cast<double>(tables.size());
+        row["score" + suffix] = score;
+        std::printf(" %.3f |", score);
       }
       const double us = proposals ? 1e6 * seconds / static_cast<double>(proposals) : 0.0;
       row["us_per_proposal"] = us;
+      row["score_axis"] = t.has_costs() ? "recorded ms" : "evaluations";
       std::printf(" %.1f |\n", us);
       out["results"].push_back(row);
     }
-    std::printf("| %s | **mean** |", name.c_str());
-    for (std::size_t b = 0; b < o.budgets.size(); ++b) {
-      std::printf(" **%.3f** |", mean[b]);
-      out["mean"][name][std::to_string(o.budgets[b])] = mean[b];
+    std::printf("| %s | **mean** | %.1f |", name.c_str(),
+                static_cast<double>(mean_failed) /
+                    static_cast<double>(o.seeds * std::max<std::size_t>(1, tables.size())));
+    for (std::size_t c = 0; c < countings.size(); ++c) {
+      const std::string key = c == 0 ? "mean" : "mean_free";
+      for (std::size_t b = 0; b < o.budgets.size(); ++b) {
+        std::printf(" **%.3f** |", mean[c][b]);
+        out[key][name][std::to_string(o.budgets[b])] = mean[c][b];
+      }
+      std::printf(" **%.3f** |", mean[c].back());
+      out[key][name]["score"] = mean[c].back();
     }
     std::printf("  |\n");
     std::fflush(stdout);

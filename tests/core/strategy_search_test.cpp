@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 using tunekit::config;
@@ -287,6 +289,33 @@ TEST_F(strategy_search, with_lookahead_the_preparer_gets_proposals_before_their_
   const auto back = tunekit::cache_entry_from_json(tunekit::to_json(*e));
   ASSERT_TRUE(back.search.has_value());
   EXPECT_EQ(back.search->lookahead, 8U);
+}
+
+// A preparer that compiles each batch before it returns (40 ms a batch, whatever its size).
+class slow_preparer final : public tunekit::candidate_preparer {
+public:
+  void prepare(std::span<const config> /*configs*/) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  }
+  [[nodiscard]] std::optional<double> prepare_ms(const config & /*c*/) const override {
+    return 40.0;
+  }
+};
+
+// A time budget counts the compiles: measuring is free here (the simulated measurer), so only the
+// preparer's time can stop the search within 200 ms, after at most six batches of four.
+TEST_F(strategy_search, a_time_budget_counts_the_time_spent_preparing) {
+  auto o = opts(1000, bowl);
+  o.preparer = std::make_shared<slow_preparer>();
+  o.search.batch_size = 4;
+  o.search.budget.max_time = std::chrono::milliseconds(200);
+  auto f = make(o);
+  static_cast<void>(f(3));
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e->search.has_value());
+  EXPECT_EQ(e->search->stop, "time");
+  EXPECT_LE(e->search->evaluations, 24U);
+  EXPECT_GE(e->search->evaluations, 4U);
 }
 
 } // namespace

@@ -76,8 +76,8 @@ std::optional<std::size_t> tpe_strategy::refine() {
   std::optional<std::size_t> pick;
   double pick_score = 0;
   for (std::size_t c : space().neighbours(m_epoch_best->index, neighbourhood::hamming)) {
-    if (seen(c)) {
-      continue;
+    if (seen(c) || likely_fails(c)) {
+      continue; // where configs failed, a neighbour likely to fail counts as spent
     }
     const double sc = score(c);
     if (!pick || sc > pick_score) {
@@ -94,7 +94,7 @@ std::vector<std::size_t> tpe_strategy::radius_two(std::size_t centre) {
   std::vector<std::size_t> out;
   auto consider = [&](std::size_t p, std::size_t dp, std::size_t q, std::size_t dq) {
     const std::size_t c = s.with_digit(s.with_digit(centre, p, dp), q, dq);
-    if (!seen(c) && s.is_valid(c)) {
+    if (!seen(c) && s.is_valid(c) && !likely_fails(c)) {
       out.push_back(c);
     }
   };
@@ -143,7 +143,7 @@ std::optional<std::size_t> tpe_strategy::polish() {
   const search_space &s = space();
   std::optional<std::size_t> pick;
   for (std::size_t c : s.neighbours(best().index, neighbourhood::hamming)) {
-    if (!seen(c)) {
+    if (!seen(c) && !likely_fails(c)) {
       pick = c;
       break;
     }
@@ -163,7 +163,7 @@ std::optional<std::size_t> tpe_strategy::polish() {
     }
     double pick_score = 0;
     for (std::size_t c : around) {
-      const double sc = density_ratio(s.digits(c), good, bad);
+      const double sc = density_ratio(s.digits(c), good, bad) + failure_weight(c);
       if (!pick || sc > pick_score || (sc == pick_score && c < *pick)) {
         pick = c;
         pick_score = sc;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace tunekit {
 
@@ -14,11 +15,38 @@ namespace {
   throw error("replay file " + std::string(source) + ": " + what);
 }
 
+// The parts of an evaluation Kernel Tuner records, in milliseconds; NaN when none is recorded.
+double recorded_cost(const detail::kernel_tuner::json &body) {
+  double total = 0;
+  bool any = false;
+  for (const char *key :
+       {"compile_time", "verification_time", "benchmark_time", "framework_time"}) {
+    if (auto it = body.find(key); it != body.end() && it->is_number()) {
+      const double ms = it->get<double>();
+      if (std::isfinite(ms) && ms >= 0) {
+        total += ms;
+        any = true;
+      }
+    }
+  }
+  return any ? total : std::numeric_limits<double>::quiet_NaN();
+}
+
 } // namespace
 
 double replay_table::time_of(std::size_t index) const {
   auto pos = space.position_of(index);
   return pos ? times[*pos] : std::numeric_limits<double>::infinity();
+}
+
+double replay_table::cost_of(std::size_t index) const {
+  auto pos = space.position_of(index);
+  return pos && *pos < costs_ms.size() ? costs_ms[*pos] : std::numeric_limits<double>::quiet_NaN();
+}
+
+bool replay_table::has_costs() const {
+  return !costs_ms.empty() &&
+         std::none_of(costs_ms.begin(), costs_ms.end(), [](double c) { return std::isnan(c); });
 }
 
 std::vector<config> replay_table::best_configs(std::size_t k) const {
@@ -64,9 +92,15 @@ replay_table parse_replay_table(std::string_view json_text, std::string_view sou
   std::vector<config> configs;
   configs.reserve(f.records.size());
   t.times.reserve(f.records.size());
+  t.costs_ms.reserve(f.records.size());
   for (auto &r : f.records) {
+    if (r.error == "InvalidConfig") {
+      continue; // excluded by a restriction: never proposed, never measured
+    }
     configs.emplace_back(std::move(r.fields));
     t.times.push_back(r.time_ms); // +infinity for a failed config
+    t.costs_ms.push_back(recorded_cost(*r.body));
+    t.failures += std::isfinite(r.time_ms) ? 0 : 1;
     t.best_time_ms = std::min(t.best_time_ms, r.time_ms);
   }
   if (!std::isfinite(t.best_time_ms)) {
@@ -78,6 +112,30 @@ replay_table parse_replay_table(std::string_view json_text, std::string_view sou
     fail(source, e.what());
   }
   return t;
+}
+
+replay_table with_failures(const replay_table &table, std::span<const config> configs) {
+  const search_space &s = table.space;
+  std::vector<config> all;
+  const std::size_t n = table.times.size();
+  all.reserve(n + configs.size());
+  for (std::size_t pos = 0; pos < n; ++pos) {
+    all.push_back(s.to_config(s.index_at(pos)));
+  }
+  replay_table out = table;
+  std::set<std::size_t> added; // product indices, to drop repeats
+  for (const auto &c : configs) {
+    const auto i = s.index_of(c);
+    if (!i || s.is_valid(*i) || !added.insert(*i).second) {
+      continue;
+    }
+    all.push_back(s.to_config(*i));
+    out.times.push_back(std::numeric_limits<double>::infinity());
+    out.costs_ms.push_back(std::numeric_limits<double>::quiet_NaN());
+    ++out.failures;
+  }
+  out.space = search_space::from_configs(s.parameters(), all);
+  return out;
 }
 
 replay_table load_replay_table(const std::filesystem::path &path) {

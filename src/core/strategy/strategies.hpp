@@ -86,6 +86,14 @@ struct tpe_settings {
   std::size_t polish_after = 0;
   std::size_t polish = 0;
   std::size_t polish_scored = 128;
+  /// Failures (multivariate only): once a told config has failed (+infinity: it did not compile,
+  /// launch or run), every candidate's density ratio is weighted by its estimated chance to
+  /// succeed, so that the model stops proposing where configs fail. The chance of failing is the
+  /// kernel density of every told failure over that of every told config (all epochs: a failure
+  /// is the config's, not the basin's), each mixture with the uniform density as one more member
+  /// weighted by the share of failures told so far. The weight is log(1 - chance), at least
+  /// log(0.01).
+  bool avoid_failures = false;
 };
 [[nodiscard]] std::unique_ptr<strategy> make_tpe_strategy(const tpe_settings &settings = {});
 
@@ -94,15 +102,16 @@ struct tpe_settings {
 /// value below replaces the `tpe_settings` default; the figures are in docs/search.md.
 struct hybrid_settings : tpe_settings {
   constexpr hybrid_settings() {
-    multivariate = true; // parameter interactions count
-    initial = 6;         // fewer random configs before the model than tpe's ten
-    neighbour_tops = 3;  // the Hamming neighbours of the three best configs are scored too
-    explore = 0.1;       // so that transferred winners cannot confine the search
-    stall = 10;          // trust region after ten told configs without a new best
-    restart = 30;        // restart after thirty without a new best, the trust region spent
-    spread = 32;         // each random config the most spread of 32 samples
-    polish_after = 200;  // polish from 200 told configs on (100-300: 0.993-0.996 at 400)
-    polish = 100;        // up to 100 proposals around each best (50 too few, 150 no better)
+    multivariate = true;   // parameter interactions count
+    initial = 6;           // fewer random configs before the model than tpe's ten
+    neighbour_tops = 3;    // the Hamming neighbours of the three best configs are scored too
+    explore = 0.1;         // so that transferred winners cannot confine the search
+    stall = 10;            // trust region after ten told configs without a new best
+    restart = 30;          // restart after thirty without a new best, the trust region spent
+    spread = 32;           // each random config the most spread of 32 samples
+    polish_after = 200;    // polish from 200 told configs on (100-300: 0.993-0.996 at 400)
+    polish = 100;          // up to 100 proposals around each best (50 too few, 150 no better)
+    avoid_failures = true; // where configs failed, fewer proposals
   }
 };
 [[nodiscard]] std::unique_ptr<strategy> make_hybrid_strategy(const hybrid_settings &settings = {});

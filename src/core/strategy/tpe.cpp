@@ -35,6 +35,11 @@ void tpe_strategy::on_start() {
     }
   }
   m_good.clear();
+  m_failed_points.clear();
+  m_ok_points.clear();
+  m_absorbed = 0;
+  m_chance_cache.clear();
+  m_monotone_failures = true;
   m_log_ratio.clear();
   m_fitted_at = SIZE_MAX;
   m_since_best = 0;
@@ -86,6 +91,9 @@ void tpe_strategy::fit() {
   const search_space &s = space();
   if (m_settings.multivariate) {
     split(epoch_results(), m_good_points, m_bad_points);
+    if (m_settings.avoid_failures) {
+      absorb_failures();
+    }
     m_fitted_at = told_results().size();
     return;
   }
@@ -145,9 +153,116 @@ double tpe_strategy::density_ratio(const std::vector<std::uint32_t> &d, const po
   return std::log(g) - std::log(b);
 }
 
+void tpe_strategy::absorb_failures() {
+  const auto &told = told_results();
+  const search_space &s = space();
+  for (; m_absorbed < told.size(); ++m_absorbed) {
+    const auto &o = told[m_absorbed];
+    auto d = s.digits(o.index);
+    // Failures look like a resource running out while no config that succeeded is at least as
+    // large, in every ordered parameter, as one that failed.
+    if (std::isfinite(o.time_ms)) {
+      m_monotone_failures =
+          m_monotone_failures && std::none_of(m_failed_points.begin(), m_failed_points.end(),
+                                              [&](const auto &bad) { return at_least(d, bad); });
+      m_ok_points.push_back(std::move(d));
+    } else {
+      m_monotone_failures =
+          m_monotone_failures && std::none_of(m_ok_points.begin(), m_ok_points.end(),
+                                              [&](const auto &ok) { return at_least(ok, d); });
+      m_failed_points.push_back(std::move(d));
+    }
+  }
+  m_chance_cache.clear();
+}
+
+double tpe_strategy::failure_chance(const std::vector<std::uint32_t> &d) const {
+  if (m_failed_points.empty()) {
+    return 0;
+  }
+  auto sum = [&](const points &centres, std::size_t from) {
+    double total = 0;
+    for (std::size_t k = from; k < centres.size(); ++k) {
+      double prod = 1;
+      for (std::size_t p = 0; p < d.size(); ++p) {
+        prod *= m_kernel[p][centres[k][p]][d[p]];
+      }
+      total += prod;
+    }
+    return total;
+  };
+  double uniform = 1;
+  for (std::size_t p = 0; p < d.size(); ++p) {
+    uniform /= static_cast<double>(space().domain_size(p));
+  }
+  // The uniform member carries the share of failures told so far: far from every told config the
+  // chance is that share. Successes: the most recent `failure_successes`, weighted for all.
+  const double failed = static_cast<double>(m_failed_points.size());
+  const double ok = static_cast<double>(m_ok_points.size());
+  const std::size_t kept = std::min(m_ok_points.size(), failure_successes);
+  const double f = sum(m_failed_points, 0);
+  const double k =
+      kept == 0 ? 0.0
+                : sum(m_ok_points, m_ok_points.size() - kept) * ok / static_cast<double>(kept);
+  const double share = failed / (failed + ok);
+  return std::clamp((f + share * uniform) / (f + k + uniform), 0.0, 0.99);
+}
+
+double tpe_strategy::cached_failure_chance(std::size_t index) const {
+  if (auto it = m_chance_cache.find(index); it != m_chance_cache.end()) {
+    return it->second;
+  }
+  const double chance = failure_chance(space().digits(index));
+  m_chance_cache.emplace(index, chance);
+  return chance;
+}
+
+double tpe_strategy::failure_weight(std::size_t index) const {
+  return m_failed_points.empty() ? 0.0 : std::log(1 - cached_failure_chance(index));
+}
+
+bool tpe_strategy::at_least(const std::vector<std::uint32_t> &a,
+                            const std::vector<std::uint32_t> &b) const {
+  for (std::size_t p = 0; p < a.size(); ++p) {
+    if (m_ordinal[p] ? a[p] < b[p] : a[p] != b[p]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool tpe_strategy::likely_fails(std::size_t index) const {
+  if (m_failed_points.empty()) {
+    return false;
+  }
+  if (m_monotone_failures) {
+    const auto d = space().digits(index);
+    if (std::any_of(m_failed_points.begin(), m_failed_points.end(),
+                    [&](const auto &bad) { return at_least(d, bad); })) {
+      return true; // at least as large as a config that failed
+    }
+  }
+  return cached_failure_chance(index) > 0.5;
+}
+
+std::optional<std::size_t> tpe_strategy::draw_unseen_avoiding() {
+  if (!m_failed_points.empty()) {
+    for (std::size_t k = 0; k < 8; ++k) {
+      const auto c = space().sample_one(rng());
+      if (c && !seen(*c) && !likely_fails(*c)) {
+        mark_pending(*c);
+        return c;
+      }
+    }
+  }
+  auto fresh = draw_unseen(1);
+  return fresh.empty() ? std::nullopt : std::optional<std::size_t>(fresh.front());
+}
+
 double tpe_strategy::score(std::size_t index) const {
   if (m_settings.multivariate) {
-    return density_ratio(space().digits(index), m_good_points, m_bad_points);
+    return density_ratio(space().digits(index), m_good_points, m_bad_points) +
+           failure_weight(index);
   }
   double total = 0;
   for (std::size_t p = 0; p < m_log_ratio.size(); ++p) {
@@ -192,11 +307,11 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
       }
     }
     if (!warm || (m_settings.explore > 0 && rng().chance(m_settings.explore))) {
-      auto fresh = draw_unseen(1);
-      if (fresh.empty()) {
+      auto fresh = draw_unseen_avoiding();
+      if (!fresh) {
         break;
       }
-      out.push_back(fresh.front());
+      out.push_back(*fresh);
       continue;
     }
     if (m_fitted_at != told_results().size()) {
@@ -241,6 +356,18 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
             pool.push_back(c);
           }
         }
+      }
+    }
+    if (!m_failed_points.empty()) {
+      // Where configs failed: the candidates likely to fail go, unless every one is.
+      std::vector<std::size_t> likely_ok;
+      for (std::size_t c : pool) {
+        if (!likely_fails(c)) {
+          likely_ok.push_back(c);
+        }
+      }
+      if (!likely_ok.empty()) {
+        pool = std::move(likely_ok);
       }
     }
     if (pool.empty()) {

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace tunekit::detail {
@@ -59,6 +60,22 @@ private:
   [[nodiscard]] double density_ratio(const std::vector<std::uint32_t> &d, const points &good,
                                      const points &bad) const;
   [[nodiscard]] std::size_t draw_good();
+  // Takes the configs told since the last fit into m_failed_points and m_ok_points.
+  void absorb_failures();
+  // The estimated chance that the config at `d` fails (`avoid_failures`); 0 before any failure.
+  [[nodiscard]] double failure_chance(const std::vector<std::uint32_t> &d) const;
+  // failure_chance of the config at `index`, computed once per fit.
+  [[nodiscard]] double cached_failure_chance(std::size_t index) const;
+  // log(1 - the chance that the config at `index` fails); 0 before any failure.
+  [[nodiscard]] double failure_weight(std::size_t index) const;
+  // At least as large as `b` in every ordered parameter, equal in the others.
+  [[nodiscard]] bool at_least(const std::vector<std::uint32_t> &a,
+                              const std::vector<std::uint32_t> &b) const;
+  // At least as large as a told failure while failures look monotone, or a chance of failing
+  // above one half.
+  [[nodiscard]] bool likely_fails(std::size_t index) const;
+  // A uniform unseen config, of up to eight draws the first not likely to fail (marked pending).
+  [[nodiscard]] std::optional<std::size_t> draw_unseen_avoiding();
   [[nodiscard]] std::vector<observation> epoch_results() const;
 
   // hybrid.cpp: the space-filling start, the trust region and the polish.
@@ -76,6 +93,18 @@ private:
   std::vector<std::vector<std::vector<double>>> m_kernel;
   points m_good_points;
   points m_bad_points;
+  // `avoid_failures`: every told config that failed and every one that succeeded (all epochs),
+  // taken in as they are told (m_absorbed of them so far).
+  points m_failed_points;
+  points m_ok_points;
+  std::size_t m_absorbed = 0;
+  // Successes that count in `failure_chance` (the most recent; each weighs for the rest).
+  static constexpr std::size_t failure_successes = 256;
+  // No told success is at least as large as a told failure (`at_least`): failures look like a
+  // resource running out, so a config at least as large as one that failed is likely to fail.
+  bool m_monotone_failures = true;
+  // failure_chance by index since the last fit (looked up, never iterated).
+  mutable std::unordered_map<std::size_t, double> m_chance_cache;
   std::size_t m_fitted_at = SIZE_MAX; // number of told results of the last fit
   std::size_t m_since_best = 0;       // told configs since m_epoch_best improved
   // Restarts: the model sees the results told since m_epoch_start only; m_epoch_best is the best of

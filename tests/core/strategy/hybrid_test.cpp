@@ -1,10 +1,15 @@
 // The default strategy's own mechanisms: the trust region around a best that stopped improving,
 // the late polish of its radius-two neighbourhood, and the space-filling start.
 
+#include "strategy/strategies.hpp"
+
 #include <tunekit/strategy/run_search.hpp>
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <limits>
 #include <set>
 
 namespace {
@@ -155,6 +160,119 @@ TEST(hybrid, starts_from_configs_spread_over_the_space) {
   }
   EXPECT_GE(hybrid_closest, random_closest + 10) << hybrid_closest << " vs " << random_closest;
   EXPECT_GE(hybrid_covered, random_covered + 40) << hybrid_covered << " vs " << random_covered;
+}
+
+} // namespace
+
+namespace {
+
+// Four parameters of eight values; the time grows with the distance from (5, 4, 3, 3), and every
+// config with A + B > 9 fails, as larger tiles fail once they exceed a resource: the optimum lies
+// at the edge of the failing region, where a model of the times alone keeps proposing. The
+// default strategy also learns where configs fail (`avoid_failures`), so it measures fewer failures
+// on the way and finds the same best.
+struct failure_run {
+  double failures = 0; // mean failures measured within the budget
+  double found_ms = 0; // mean best time found
+};
+
+failure_run run_with_failures(bool avoid, std::size_t budget) {
+  std::vector<tunekit::value> eight = {0, 1, 2, 3, 4, 5, 6, 7};
+  auto s = search_space::product({{"A", eight}, {"B", eight}, {"C", eight}, {"D", eight}}, {});
+  auto times = [&](std::span<const std::size_t> batch) {
+    std::vector<double> out;
+    for (auto i : batch) {
+      const auto d = s.digits(i);
+      if (d[0] + d[1] > 9) {
+        out.push_back(std::numeric_limits<double>::infinity());
+        continue;
+      }
+      const double a = d[0] - 5.0;
+      const double b = d[1] - 4.0;
+      const double c = d[2] - 3.0;
+      const double e = d[3] - 3.0;
+      out.push_back(1.0 + a * a + b * b + 0.5 * (c * c + e * e));
+    }
+    return out;
+  };
+  failure_run r;
+  constexpr std::uint64_t seeds = 20;
+  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
+    tunekit::detail::hybrid_settings settings;
+    settings.avoid_failures = avoid;
+    auto strat = tunekit::detail::make_hybrid_strategy(settings);
+    tunekit::search_options o;
+    o.seed = seed;
+    auto out = tunekit::run_search(s, *strat, {.max_evaluations = budget}, times, o);
+    for (const auto &e : out.history) {
+      r.failures += std::isfinite(e.time_ms) ? 0.0 : 1.0 / seeds;
+    }
+    r.found_ms += out.best_time_ms / seeds;
+  }
+  return r;
+}
+
+TEST(hybrid, proposes_fewer_configs_where_configs_failed) {
+  const auto avoiding = run_with_failures(true, 100);
+  const auto blind = run_with_failures(false, 100);
+  std::printf("failures measured in 100 evaluations: %.2f avoiding, %.2f blind; best %.3f, %.3f\n",
+              avoiding.failures, blind.failures, avoiding.found_ms, blind.found_ms);
+  EXPECT_LT(avoiding.failures, 0.75 * blind.failures)
+      << "avoiding " << avoiding.failures << " blind " << blind.failures;
+  EXPECT_LE(avoiding.found_ms, blind.found_ms + 0.05)
+      << "avoiding " << avoiding.found_ms << " blind " << blind.found_ms;
+}
+
+// The configs one search measures, in order.
+std::vector<std::size_t> measured(const search_space &s, tunekit::strategy &strat,
+                                  const tunekit::batch_evaluator &times, std::uint64_t seed,
+                                  std::size_t batch) {
+  tunekit::search_options o;
+  o.seed = seed;
+  o.batch_size = batch;
+  auto out = tunekit::run_search(s, strat, {.max_evaluations = 150}, times, o);
+  std::vector<std::size_t> order;
+  for (const auto &e : out.history) {
+    order.push_back(e.index);
+  }
+  return order;
+}
+
+// Every rank proposes the same configs: the failure model is deterministic too.
+// Three parameters of eight values, times scattered over 1-11 ms; with `fail_corner`, every
+// config with A + C > 8 fails.
+search_space cube() {
+  std::vector<tunekit::value> eight = {0, 1, 2, 3, 4, 5, 6, 7};
+  return search_space::product({{"A", eight}, {"B", eight}, {"C", eight}}, {});
+}
+
+tunekit::batch_evaluator scattered(const search_space &s, bool fail_corner) {
+  return [s, fail_corner](std::span<const std::size_t> batch) {
+    std::vector<double> out;
+    for (auto i : batch) {
+      const auto d = s.digits(i);
+      out.push_back(fail_corner && d[0] + d[2] > 8 ? std::numeric_limits<double>::infinity()
+                                                   : 1.0 + (d[0] * 7 + d[1] * 3 + d[2] * 5) % 11);
+    }
+    return out;
+  };
+}
+
+TEST(hybrid, with_failures_one_seed_proposes_the_same_configs) {
+  const auto s = cube();
+  const auto times = scattered(s, true);
+  const auto first = measured(s, *tunekit::make_strategy("hybrid"), times, 11, 4);
+  EXPECT_EQ(first, measured(s, *tunekit::make_strategy("hybrid"), times, 11, 4));
+  EXPECT_EQ(first.size(), 150U);
+}
+
+TEST(hybrid, without_failures_the_failure_model_changes_nothing) {
+  const auto s = cube();
+  const auto times = scattered(s, false);
+  tunekit::detail::hybrid_settings blind;
+  blind.avoid_failures = false;
+  EXPECT_EQ(measured(s, *tunekit::make_strategy("hybrid"), times, 4, 1),
+            measured(s, *tunekit::detail::make_hybrid_strategy(blind), times, 4, 1));
 }
 
 } // namespace
