@@ -2,7 +2,9 @@
 # Compares tunekit's search strategies with Kernel Tuner's and Optuna's on measured spaces: creates a
 # virtual environment, installs kernel_tuner and optuna from PyPI, runs their strategies
 # (compare.py) and tunekit's (tunekit_replay) over the same files, same seeds, same counting, and
-# prints the tables.
+# prints the tables. tunekit's tables also give the time-based score and both countings of failures
+# (charged: a failure uses an evaluation, as Kernel Tuner counts one in max_fevals; free: it costs
+# nothing); the joined tables use the charged counting.
 #
 #   bench/search/compare.sh [build-dir] [files...]     (default: build, the GEMM and convolution files)
 # Environment: SEEDS (default 20), SLOW_SEEDS (seeds of bayes_opt and Optuna TPE, default SEEDS),
