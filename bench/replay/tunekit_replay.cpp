@@ -223,10 +223,8 @@ int main(int argc, char **argv) try {
       std::vector<tunekit::config> others;
       for (std::size_t g = 0; g < tables.size(); ++g) {
         if (g != f && tables[g].kernel_name == tables[f].kernel_name) {
-          const auto &s = tables[g].space;
-          for (std::size_t pos = 0; pos < tables[g].times.size(); ++pos) {
-            others.push_back(s.to_config(s.index_at(pos)));
-          }
+          const auto theirs = tables[g].configs();
+          others.insert(others.end(), theirs.begin(), theirs.end());
         }
       }
       with.push_back(tunekit::with_failures(tables[f], others));

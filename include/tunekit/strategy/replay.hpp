@@ -58,6 +58,8 @@ struct replay_table {
   [[nodiscard]] double cost_of(std::size_t index) const;
   /// Whether every entry records its cost.
   [[nodiscard]] bool has_costs() const;
+  /// Every entry's config, by position.
+  [[nodiscard]] std::vector<config> configs() const;
   /// The `k` fastest configs, fastest first (ties to the earlier entry): what another device
   /// would transfer from this one.
   [[nodiscard]] std::vector<config> best_configs(std::size_t k) const;

@@ -49,6 +49,15 @@ bool replay_table::has_costs() const {
          std::none_of(costs_ms.begin(), costs_ms.end(), [](double c) { return std::isnan(c); });
 }
 
+std::vector<config> replay_table::configs() const {
+  std::vector<config> out;
+  out.reserve(times.size());
+  for (std::size_t pos = 0; pos < times.size(); ++pos) {
+    out.push_back(space.to_config(space.index_at(pos)));
+  }
+  return out;
+}
+
 std::vector<config> replay_table::best_configs(std::size_t k) const {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < times.size(); ++i) {
@@ -116,12 +125,7 @@ replay_table parse_replay_table(std::string_view json_text, std::string_view sou
 
 replay_table with_failures(const replay_table &table, std::span<const config> configs) {
   const search_space &s = table.space;
-  std::vector<config> all;
-  const std::size_t n = table.times.size();
-  all.reserve(n + configs.size());
-  for (std::size_t pos = 0; pos < n; ++pos) {
-    all.push_back(s.to_config(s.index_at(pos)));
-  }
+  std::vector<config> all = table.configs();
   replay_table out = table;
   std::set<std::size_t> added; // product indices, to drop repeats
   for (const auto &c : configs) {

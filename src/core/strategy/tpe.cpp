@@ -128,23 +128,33 @@ void tpe_strategy::fit() {
   m_fitted_at = told_results().size();
 }
 
+double tpe_strategy::kernel_sum(const std::vector<std::uint32_t> &d, const points &centres,
+                                std::size_t from) const {
+  double sum = 0;
+  for (std::size_t k = from; k < centres.size(); ++k) {
+    double prod = 1;
+    for (std::size_t p = 0; p < d.size(); ++p) {
+      prod *= m_kernel[p][centres[k][p]][d[p]];
+    }
+    sum += prod;
+  }
+  return sum;
+}
+
+double tpe_strategy::uniform_density() const {
+  double uniform = 1;
+  for (std::size_t p = 0; p < space().dimensions(); ++p) {
+    uniform /= static_cast<double>(space().domain_size(p));
+  }
+  return uniform;
+}
+
 double tpe_strategy::density_ratio(const std::vector<std::uint32_t> &d, const points &good,
                                    const points &bad) const {
   auto density = [&](const points &centres) {
-    double sum = 0;
-    for (const auto &c : centres) {
-      double prod = 1;
-      for (std::size_t p = 0; p < d.size(); ++p) {
-        prod *= m_kernel[p][c[p]][d[p]];
-      }
-      sum += prod;
-    }
-    return sum / static_cast<double>(std::max<std::size_t>(1, centres.size()));
+    return kernel_sum(d, centres) / static_cast<double>(std::max<std::size_t>(1, centres.size()));
   };
-  double uniform = 1;
-  for (std::size_t p = 0; p < d.size(); ++p) {
-    uniform /= static_cast<double>(space().domain_size(p));
-  }
+  const double uniform = uniform_density();
   // The uniform prior as one more member of each mixture keeps both densities positive.
   const double g = (density(good) * static_cast<double>(good.size()) + uniform) /
                    static_cast<double>(good.size() + 1);
@@ -180,30 +190,16 @@ double tpe_strategy::failure_chance(const std::vector<std::uint32_t> &d) const {
   if (m_failed_points.empty()) {
     return 0;
   }
-  auto sum = [&](const points &centres, std::size_t from) {
-    double total = 0;
-    for (std::size_t k = from; k < centres.size(); ++k) {
-      double prod = 1;
-      for (std::size_t p = 0; p < d.size(); ++p) {
-        prod *= m_kernel[p][centres[k][p]][d[p]];
-      }
-      total += prod;
-    }
-    return total;
-  };
-  double uniform = 1;
-  for (std::size_t p = 0; p < d.size(); ++p) {
-    uniform /= static_cast<double>(space().domain_size(p));
-  }
+  const double uniform = uniform_density();
   // The uniform member carries the share of failures told so far: far from every told config the
   // chance is that share. Successes: the most recent `failure_successes`, weighted for all.
   const double failed = static_cast<double>(m_failed_points.size());
   const double ok = static_cast<double>(m_ok_points.size());
   const std::size_t kept = std::min(m_ok_points.size(), failure_successes);
-  const double f = sum(m_failed_points, 0);
-  const double k =
-      kept == 0 ? 0.0
-                : sum(m_ok_points, m_ok_points.size() - kept) * ok / static_cast<double>(kept);
+  const double f = kernel_sum(d, m_failed_points);
+  const double k = kept == 0 ? 0.0
+                             : kernel_sum(d, m_ok_points, m_ok_points.size() - kept) * ok /
+                                   static_cast<double>(kept);
   const double share = failed / (failed + ok);
   return std::clamp((f + share * uniform) / (f + k + uniform), 0.0, 0.99);
 }

@@ -57,6 +57,10 @@ private:
   void fit();
   [[nodiscard]] double score(std::size_t index) const;
   void split(std::vector<observation> obs, points &good, points &bad) const;
+  // Sum of the product kernels of centres[from..] at `d`; the uniform density over the product.
+  [[nodiscard]] double kernel_sum(const std::vector<std::uint32_t> &d, const points &centres,
+                                  std::size_t from = 0) const;
+  [[nodiscard]] double uniform_density() const;
   [[nodiscard]] double density_ratio(const std::vector<std::uint32_t> &d, const points &good,
                                      const points &bad) const;
   [[nodiscard]] std::size_t draw_good();
