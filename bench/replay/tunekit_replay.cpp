@@ -62,6 +62,11 @@ struct options {
   std::size_t batch = 1;
   std::size_t lookahead = 0; // proposals ahead of the batch measured (search_options::lookahead)
   std::size_t transfer = 0;  // top-k per other file; 0: no transfer
+  // How the transferred configs are taken: "agree" (each file a source whose further points wait
+  // for its agreement, with its times), "no-times" (the same without its times: only the
+  // agreement of its best point), "all" (every one measured first, as plain start points).
+  std::string transfer_mode = "agree";
+  double agreement = 0.5;
   bool failed_from_kernel = false;
   bool no_failure_model = false; // hybrid with avoid_failures off, to measure what it does
   std::string json_path;
@@ -124,6 +129,14 @@ options parse(int argc, char **argv) {
       if (i + 1 < argc && std::isdigit(static_cast<unsigned char>(argv[i + 1][0])) != 0) {
         o.transfer = to_count(next(), "--transfer");
       }
+    } else if (a == "--transfer-mode") {
+      o.transfer_mode = next();
+      if (o.transfer_mode != "agree" && o.transfer_mode != "no-times" && o.transfer_mode != "all") {
+        throw tunekit::error("--transfer-mode takes agree, no-times or all, not '" +
+                             o.transfer_mode + "'");
+      }
+    } else if (a == "--agreement") {
+      o.agreement = std::stod(next());
     } else if (a == "--failed-from-kernel") {
       o.failed_from_kernel = true;
     } else if (a == "--no-failure-model") {
@@ -131,11 +144,13 @@ options parse(int argc, char **argv) {
     } else if (a == "--json") {
       o.json_path = next();
     } else if (a == "-h" || a == "--help") {
-      std::cout << "usage: tunekit_replay [--strategy a,b] [--seeds N] [--first-seed S] "
-                   "[--budgets 25,100,400] "
-                   "[--batch B] [--lookahead W] [--transfer [K]] [--failed-from-kernel] "
-                   "[--no-failure-model] [--json FILE] "
-                   "FILE...\n";
+      std::cout
+          << "usage: tunekit_replay [--strategy a,b] [--seeds N] [--first-seed S] "
+             "[--budgets 25,100,400] "
+             "[--batch B] [--lookahead W] [--transfer [K]] [--transfer-mode agree|no-times|all] "
+             "[--agreement R] [--failed-from-kernel] "
+             "[--no-failure-model] [--json FILE] "
+             "FILE...\n";
       std::exit(0);
     } else if (!a.empty() && a[0] == '-') {
       throw tunekit::error("unknown option " + a);
@@ -239,6 +254,8 @@ int main(int argc, char **argv) try {
   out["batch"] = o.batch;
   out["lookahead"] = o.lookahead;
   out["transfer_top_k"] = o.transfer;
+  out["transfer_mode"] = o.transfer_mode;
+  out["agreement"] = o.agreement;
   out["failed_from_kernel"] = o.failed_from_kernel;
   out["results"] = nlohmann::json::array();
 
@@ -261,15 +278,29 @@ int main(int argc, char **argv) try {
     for (std::size_t f = 0; f < tables.size(); ++f) {
       const auto &t = tables[f];
       std::vector<std::size_t> starts;
+      std::vector<tunekit::transfer_source> sources;
       if (o.transfer > 0) {
-        std::vector<tunekit::config> from;
         for (std::size_t g = 0; g < tables.size(); ++g) {
-          if (g != f && tables[g].kernel_name == t.kernel_name) {
-            auto best = tunekit::distinct_best(tables[g].best_configs(SIZE_MAX), o.transfer);
-            from.insert(from.end(), best.begin(), best.end());
+          if (g == f || tables[g].kernel_name != t.kernel_name) {
+            continue;
           }
+          const auto best = tunekit::distinct_best(tables[g].best_configs(SIZE_MAX), o.transfer);
+          auto points = tunekit::transfer_indices(t.space, best);
+          if (o.transfer_mode == "all") {
+            starts.insert(starts.end(), points.begin(), points.end());
+            continue;
+          }
+          tunekit::transfer_source src{.points = std::move(points), .measured = {}};
+          if (o.transfer_mode == "agree") {
+            const auto theirs = tables[g].configs();
+            for (std::size_t pos = 0; pos < theirs.size(); ++pos) {
+              if (auto idx = t.space.index_of(theirs[pos])) {
+                src.measured.push_back({*idx, tables[g].times[pos]});
+              }
+            }
+          }
+          sources.push_back(std::move(src));
         }
-        starts = tunekit::transfer_indices(t.space, from);
       }
       const double score_end = tunekit::score_range_end(t);
       std::vector<std::vector<tunekit::search_evaluation>> runs;
@@ -282,6 +313,8 @@ int main(int argc, char **argv) try {
         so.batch_size = o.batch;
         so.lookahead = o.lookahead;
         so.start_points = starts;
+        so.transfer = sources;
+        so.transfer_agreement = o.agreement;
         auto r = run_one(t, name, o.no_failure_model, so, max_budget, score_end);
         seconds += r.strategy_seconds;
         proposals += r.proposals;
@@ -300,12 +333,20 @@ int main(int argc, char **argv) try {
         const std::string suffix = c == 0 ? "" : "_free";
         for (std::size_t b = 0; b < o.budgets.size(); ++b) {
           double frac = 0;
+          double square = 0;
           for (const auto &h : runs) {
-            frac += t.best_time_ms / tunekit::best_within(h, o.budgets[b], countings[c]);
+            const double x = t.best_time_ms / tunekit::best_within(h, o.budgets[b], countings[c]);
+            frac += x;
+            square += x * x;
           }
-          frac /= static_cast<double>(o.seeds);
+          const auto n = static_cast<double>(o.seeds);
+          frac /= n;
+          // The standard error of the mean over the seeds (0 with one seed).
+          const double sem =
+              n > 1 ? std::sqrt(std::max(0.0, (square - n * frac * frac) / (n - 1)) / n) : 0.0;
           mean[c][b] += frac / static_cast<double>(tables.size());
           row["fraction" + suffix][std::to_string(o.budgets[b])] = frac;
+          row["fraction_sem" + suffix][std::to_string(o.budgets[b])] = sem;
           std::printf(" %.3f |", frac);
         }
         const double score = tunekit::time_score(t, runs, countings[c]);

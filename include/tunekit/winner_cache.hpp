@@ -74,7 +74,8 @@ struct search_record {
   std::size_t space_size = 0;  ///< kept candidates the strategy chose among
   std::size_t evaluations = 0; ///< distinct candidates measured
   std::string stop;            ///< why it stopped: evaluations, time, patience, exhausted
-  std::size_t transferred = 0; ///< start points taken from other devices or keys
+  std::size_t transferred =
+      0; ///< start points and transfer points (other devices or keys) measured
   /// The measured candidates in the order they were measured: indices into
   /// `cache_entry::candidates` (which lists them in candidate order). Empty in entries written
   /// before it was recorded.

@@ -314,13 +314,14 @@ search_record measure_with_strategy(const search_request &in, const search_space
       settings.strategy.empty() ? std::string(default_strategy_name) : settings.strategy;
   auto strat = make_strategy(name);
   const std::vector<config> start =
-      start_configs(settings, in.transfer.cache, in.transfer.function, in.transfer.hw, in.k,
-                    in.candidates, in.kept, in.transfer.use_disk_cache, in.comm, in.what);
+      start_configs(settings, in.candidates, in.kept, in.comm, in.what);
   search_options so;
   so.seed = settings.seed;
   so.batch_size = std::max<std::size_t>(1, settings.batch_size);
   so.lookahead = settings.lookahead;
   so.start_points = transfer_indices(space, start);
+  so.transfer = transfer_sources(settings, in.transfer.cache, in.transfer.function, in.transfer.hw,
+                                 in.k, space, in.transfer.use_disk_cache, in.comm, in.what);
   auto candidate = [&](std::size_t index) { return kept[*space.position_of(index)]; };
   if (in.measure.preparer != nullptr && so.lookahead > 0 &&
       !(in.parallel_split && in.comm.size() > 1)) {
@@ -361,7 +362,7 @@ search_record measure_with_strategy(const search_request &in, const search_space
   rec.space_size = kept.size();
   rec.evaluations = outcome.evaluations;
   rec.stop = std::string(to_string(outcome.stop));
-  rec.transferred = so.start_points.size();
+  rec.transferred = outcome.started;
   return rec;
 }
 

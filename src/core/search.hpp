@@ -52,7 +52,7 @@ struct measuring {
 
 /// Where a strategy's start points come from besides `search_settings::start_configs`: the winner
 /// cache's entries of this function for other hardware or keys (`transfer_from_cache`).
-struct transfer_source {
+struct transfer_origin {
   const winner_cache &cache;
   bool use_disk_cache = true; ///< false: the winner cache is not read
   function_identity function;
@@ -88,7 +88,7 @@ struct search_request {
   /// `TUNEKIT_ALWAYS_TUNE=1` (said in the verbose line).
   bool forced = false;
   measuring measure;
-  transfer_source transfer;
+  transfer_origin transfer;
   search_output output;
   /// Records of candidates measured before (an entry of this key, hardware and code identity of
   /// another config space under the same policy and measurer; the tuner's prior measurements):

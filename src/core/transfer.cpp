@@ -6,6 +6,7 @@
 #include <tunekit/strategy/search_space.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <span>
 #include <unordered_set>
 #include <utility>
@@ -72,12 +73,13 @@ namespace tunekit::detail {
 
 namespace {
 
-// The best `transfer_per_entry` valid candidates of every entry of `fn` recorded for other
-// hardware or another key that are not one parameter from a faster one taken (`distinct_best`),
-// entries in path order, each fastest first.
-std::vector<config> stored_winners(const winner_cache &cache, const function_identity &fn,
-                                   const hardware_info &hw, const key &k) {
-  std::vector<config> out;
+// Every entry of `fn` recorded for other hardware or another key, in path order, as a source of
+// `space`: the best `transfer_per_entry` valid candidates not one parameter from a faster one
+// taken (`distinct_best`), fastest first, and every candidate it measured that `space` holds.
+std::vector<transfer_source> stored_sources(const winner_cache &cache, const function_identity &fn,
+                                            const hardware_info &hw, const key &k,
+                                            const search_space &space) {
+  std::vector<transfer_source> out;
   auto paths = cache.list(fn.name);
   std::sort(paths.begin(), paths.end());
   for (const auto &p : paths) {
@@ -89,28 +91,32 @@ std::vector<config> stored_winners(const winner_cache &cache, const function_ide
     for (const candidate_record *c : fastest_candidates(*r.value, r.value->candidates.size())) {
       fastest.push_back(c->config);
     }
-    for (config &c : distinct_best(fastest, transfer_per_entry)) {
-      out.push_back(std::move(c));
+    transfer_source src;
+    src.points = transfer_indices(space, distinct_best(fastest, transfer_per_entry));
+    if (src.points.empty()) {
+      continue;
     }
+    for (const candidate_record &c : r.value->candidates) {
+      if (auto idx = space.index_of(c.config); idx && space.is_valid(*idx)) {
+        src.measured.push_back({*idx, c.status == candidate_status::ok
+                                          ? c.time_ms
+                                          : std::numeric_limits<double>::infinity()});
+      }
+    }
+    out.push_back(std::move(src));
   }
   return out;
 }
 
 } // namespace
 
-std::vector<config> start_configs(const search_settings &settings, const winner_cache &cache,
-                                  const function_identity &fn, const hardware_info &hw,
-                                  const key &k, const std::vector<config> &candidates,
-                                  const std::vector<bool> &kept, bool use_disk_cache,
-                                  communicator &comm, const std::string &what) {
-  std::vector<config> wanted = settings.start_configs;
-  if (settings.transfer_from_cache && use_disk_cache) {
-    const auto stored = stored_winners(cache, fn, hw, k);
-    wanted.insert(wanted.end(), stored.begin(), stored.end());
-  }
+std::vector<config> start_configs(const search_settings &settings,
+                                  const std::vector<config> &candidates,
+                                  const std::vector<bool> &kept, communicator &comm,
+                                  const std::string &what) {
   // As candidate indices (doubles hold them exactly): kept ones, first occurrence.
   std::vector<double> picked;
-  for (const auto &c : wanted) {
+  for (const auto &c : settings.start_configs) {
     const auto it = std::find_if(candidates.begin(), candidates.end(),
                                  [&](const config &x) { return x.same_fields(c); });
     const auto i = static_cast<double>(it - candidates.begin());
@@ -134,6 +140,57 @@ std::vector<config> start_configs(const search_settings &settings, const winner_
     out.push_back(candidates[static_cast<std::size_t>(i)]);
   }
   return out;
+}
+
+std::vector<transfer_source> transfer_sources(const search_settings &settings,
+                                              const winner_cache &cache,
+                                              const function_identity &fn, const hardware_info &hw,
+                                              const key &k, const search_space &space,
+                                              bool use_disk_cache, communicator &comm,
+                                              const std::string &what) {
+  std::vector<transfer_source> sources;
+  if (settings.transfer_from_cache && use_disk_cache && comm.rank() == 0) {
+    sources = stored_sources(cache, fn, hw, k, space);
+  }
+  if (comm.size() <= 1) {
+    return sources;
+  }
+  // Rank 0's sources, flattened: per source its point count, points, measured count, then index
+  // and time of each (doubles hold the indices exactly).
+  std::vector<double> flat;
+  for (const auto &src : sources) {
+    flat.push_back(static_cast<double>(src.points.size()));
+    flat.insert(flat.end(), src.points.begin(), src.points.end());
+    flat.push_back(static_cast<double>(src.measured.size()));
+    for (const auto &e : src.measured) {
+      flat.push_back(static_cast<double>(e.index));
+      flat.push_back(e.time_ms);
+    }
+  }
+  double count = static_cast<double>(flat.size());
+  collective(what, "broadcast of the search's transfer sources", [&] {
+    comm.broadcast(std::as_writable_bytes(std::span(&count, 1)), 0);
+    flat.resize(static_cast<std::size_t>(count));
+    if (!flat.empty()) {
+      comm.broadcast(std::as_writable_bytes(std::span(flat)), 0);
+    }
+  });
+  sources.clear();
+  for (std::size_t at = 0; at < flat.size();) {
+    transfer_source src;
+    const auto points = static_cast<std::size_t>(flat[at++]);
+    for (std::size_t j = 0; j < points; ++j) {
+      src.points.push_back(static_cast<std::size_t>(flat[at++]));
+    }
+    const auto measured = static_cast<std::size_t>(flat[at++]);
+    for (std::size_t j = 0; j < measured; ++j) {
+      const auto index = static_cast<std::size_t>(flat[at]);
+      src.measured.push_back({index, flat[at + 1]});
+      at += 2;
+    }
+    sources.push_back(std::move(src));
+  }
+  return sources;
 }
 
 } // namespace tunekit::detail

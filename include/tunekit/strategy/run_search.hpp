@@ -57,6 +57,35 @@ enum class search_stop {
 /// for a failure). With several ranks: measure, then MAX-reduce the vector across ranks.
 using batch_evaluator = std::function<std::vector<double>(std::span<const std::size_t>)>;
 
+/// One evaluation, in the order made.
+struct search_evaluation {
+  std::size_t index = 0;
+  double time_ms = std::numeric_limits<double>::infinity();
+};
+
+/// Configs recorded for the same function elsewhere (another device, another key): a start that
+/// is taken only as far as it proves right here. Its first point is measured first, like a start
+/// point; each further point only once the source agrees with this device (`transfer_agrees`):
+/// what it measured ranks the configs measured here as they ranked here, or, where it measured too
+/// few of them, its best point measured here is among the best found here. So another device's
+/// winners lead a search where devices agree, and cost one evaluation where they do not.
+struct transfer_source {
+  /// Valid indices of its configs to start from, best first (e.g. `distinct_best`).
+  std::vector<std::size_t> points{};
+  /// What it measured, as indices into this space with their times (ms; +infinity for a failure),
+  /// in any order; may be empty.
+  std::vector<search_evaluation> measured{};
+};
+
+/// Whether `source` agrees with `here`, the evaluations of this search so far: over the configs
+/// both measured with a finite time, the rank correlation (Spearman's, ties averaged) of its times
+/// with the times here is at least `min_correlation`, where there are at least 16 such configs;
+/// with fewer, its best point measured here is within the best quarter of the finite times here
+/// (at least four of them).
+[[nodiscard]] bool transfer_agrees(const transfer_source &source,
+                                   std::span<const search_evaluation> here,
+                                   double min_correlation = 0.5);
+
 /// Settings of one search beyond its budget.
 struct search_options {
   /// Seed of the strategy's random numbers (the same on every rank).
@@ -76,15 +105,16 @@ struct search_options {
   /// Valid indices measured first, e.g. `transfer_indices` of winners of other devices or keys
   /// (counted as evaluations; invalid or repeated ones skipped).
   std::vector<std::size_t> start_points{};
+  /// Configs of other devices or keys, one source each, in the order to take them (every rank must
+  /// pass the same). Each source's first point is measured after `start_points`; its further
+  /// points only while it agrees with the results here (`transfer_source`).
+  std::vector<transfer_source> transfer{};
+  /// The rank correlation a source's times must have with the times here for its further points
+  /// to be measured (`transfer_agrees`).
+  double transfer_agreement = 0.5;
   /// Called after each batch with this rank's wish to stop for wall time; returns the decision all
   /// ranks take (e.g. a MAX all-reduce of the flag). Unset: the local wish decides.
   std::function<bool(bool)> agree_stop{};
-};
-
-/// One evaluation, in the order made.
-struct search_evaluation {
-  std::size_t index = 0;
-  double time_ms = std::numeric_limits<double>::infinity();
 };
 
 /// What a search found.
@@ -109,6 +139,10 @@ struct search_outcome {
   double strategy_seconds = 0;
   /// Number of candidates the strategy proposed (repeats included).
   std::size_t proposals = 0;
+  /// Start points and transfer points measured.
+  std::size_t started = 0;
+  /// Transfer sources that agreed with this search (their results were told to the strategy).
+  std::size_t agreed_sources = 0;
 };
 
 /// Runs `strat` over `space` until a budget is exhausted: start points first, then batches of up to

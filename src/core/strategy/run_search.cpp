@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <numeric>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -30,6 +31,93 @@ std::string_view to_string(search_stop s) noexcept {
 namespace {
 
 using steady = std::chrono::steady_clock;
+
+// Positions 1..n of `v` in ascending order, ties given their mean position.
+std::vector<double> ranks(const std::vector<double> &v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j < order.size() && v[order[j]] == v[order[i]]) {
+      ++j;
+    }
+    const double mean = (static_cast<double>(i + j - 1) / 2.0) + 1.0;
+    for (std::size_t k = i; k < j; ++k) {
+      r[order[k]] = mean;
+    }
+    i = j;
+  }
+  return r;
+}
+
+// Pearson's correlation of the ranks; 0 where either side has no spread.
+double spearman(const std::vector<double> &x, const std::vector<double> &y) {
+  const auto rx = ranks(x);
+  const auto ry = ranks(y);
+  const double n = static_cast<double>(rx.size());
+  const double mean = (n + 1) / 2;
+  double sxy = 0;
+  double sxx = 0;
+  double syy = 0;
+  for (std::size_t i = 0; i < rx.size(); ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0.0;
+}
+
+// `transfer_agrees` with the source's times looked up by index.
+bool agrees(const std::unordered_map<std::size_t, double> &theirs,
+            const std::vector<std::size_t> &points, std::span<const search_evaluation> here,
+            double min_correlation) {
+  std::vector<double> x;
+  std::vector<double> y;
+  std::vector<double> finite_here;
+  for (const auto &e : here) {
+    if (!std::isfinite(e.time_ms)) {
+      continue;
+    }
+    finite_here.push_back(e.time_ms);
+    if (auto it = theirs.find(e.index); it != theirs.end() && std::isfinite(it->second)) {
+      x.push_back(it->second);
+      y.push_back(e.time_ms);
+    }
+  }
+  // A rank correlation over fewer configs is mostly noise (its standard error is about
+  // 1/sqrt(n - 1): 0.26 at 16); the first judgement would compare other devices' winners only.
+  constexpr std::size_t min_common = 16;
+  if (x.size() >= min_common) {
+    return spearman(x, y) >= min_correlation;
+  }
+  // Too few configs in common: its best point measured here must be among the best found here.
+  constexpr std::size_t min_here = 4;
+  if (finite_here.size() < min_here) {
+    return false;
+  }
+  double its_best = std::numeric_limits<double>::infinity();
+  for (const auto &e : here) {
+    if (std::find(points.begin(), points.end(), e.index) != points.end()) {
+      its_best = std::min(its_best, e.time_ms);
+    }
+  }
+  if (!std::isfinite(its_best)) {
+    return false;
+  }
+  const auto better_than_it = static_cast<std::size_t>(std::count_if(
+      finite_here.begin(), finite_here.end(), [&](double t) { return t < its_best; }));
+  return better_than_it * 4 < finite_here.size();
+}
+
+std::unordered_map<std::size_t, double> times_of(const transfer_source &source) {
+  std::unordered_map<std::size_t, double> out;
+  for (const auto &e : source.measured) {
+    out.emplace(e.index, e.time_ms);
+  }
+  return out;
+}
 
 // Asks in a row that brought nothing new before the driver gives up on the strategy.
 constexpr std::size_t max_idle_asks = 1000;
@@ -56,6 +144,24 @@ public:
       }
     }
     timed([&] { m_strat.start(m_space, m_options.seed, starts); });
+    const std::unordered_set<std::size_t> user_start = seen; // membership only
+    // Each transfer source's first point is measured after the start points, but the strategy is
+    // told of a source's results only once the source agrees with the results here: until then
+    // the search is the one it would be without transfer, and another device's region cannot
+    // mislead its model. Its further points wait for its agreement.
+    for (std::size_t k = 0; k < m_options.transfer.size(); ++k) {
+      const auto &src = m_options.transfer[k];
+      m_sources.push_back({times_of(src), &src.points, 1, 0, false, {}});
+      for (std::size_t i : src.points) {
+        if (!user_start.contains(i)) {
+          m_source_of.emplace(i, k); // the first source that names it
+        }
+      }
+      if (!src.points.empty() && m_space.is_valid(src.points.front()) &&
+          seen.insert(src.points.front()).second) {
+        starts.push_back(src.points.front());
+      }
+    }
 
     std::size_t next_start = 0;
     std::size_t idle = 0;
@@ -67,9 +173,10 @@ public:
       const std::size_t queued = queue.size();
       if (next_start < starts.size()) {
         while (next_start < starts.size() && queue.size() < target) {
+          m_started_points.insert(starts[next_start]);
           queue.push_back(starts[next_start++]);
         }
-      } else if (!drained && queue.size() < target) {
+      } else if (take_agreeing(queue, target); !drained && queue.size() < target) {
         const std::size_t want = target - queue.size();
         std::vector<std::size_t> batch;
         timed([&] { batch = m_strat.ask(want); });
@@ -119,6 +226,47 @@ private:
     m_out.strategy_seconds += std::chrono::duration<double>(steady::now() - t0).count();
   }
 
+  // Judges the transfer sources that have results withheld or points left: one that agrees with
+  // the results so far has its withheld results told to the strategy and its next point queued
+  // (before the strategy's proposals, while the queue has room). A source that does not agree is
+  // judged again once the evaluations have grown by an eighth (a few times per search, not after
+  // every batch); one that agrees, at once, so that its points are taken in turn.
+  void take_agreeing(std::deque<std::size_t> &queue, std::size_t target) {
+    const std::size_t n = m_out.history.size();
+    for (auto &src : m_sources) {
+      const auto &points = *src.points;
+      while (src.next < points.size() &&
+             (!m_space.is_valid(points[src.next]) || m_known.count(points[src.next]) != 0 ||
+              std::find(queue.begin(), queue.end(), points[src.next]) != queue.end())) {
+        ++src.next;
+      }
+      const bool more = src.next < points.size() && queue.size() < target;
+      const bool untold = !src.agreed && !src.withheld.empty();
+      const bool judged_lately = src.judged_at > 0 && n < src.judged_at + src.judged_at / 8 + 1;
+      if ((!more && !untold) || n == 0 || judged_lately) {
+        continue;
+      }
+      if (!agrees(src.times, points, m_out.history, m_options.transfer_agreement)) {
+        src.judged_at = n;
+        continue;
+      }
+      src.judged_at = 0;
+      if (!src.agreed) {
+        src.agreed = true;
+        ++m_out.agreed_sources;
+        for (const auto &o : src.withheld) {
+          timed([&] { m_strat.tell(o.index, o.time_ms); });
+        }
+        src.withheld.clear();
+      }
+      if (more) {
+        m_source_of.erase(points[src.next]); // told when measured
+        queue.push_back(points[src.next++]);
+        m_started_points.insert(queue.back());
+      }
+    }
+  }
+
   void measure(const std::vector<std::size_t> &fresh) {
     std::vector<double> times = m_evaluate(fresh);
     if (times.size() != fresh.size()) {
@@ -133,6 +281,7 @@ private:
       const std::size_t i = fresh[k];
       m_known.emplace(i, t);
       ++m_out.evaluations;
+      m_out.started += m_started_points.count(i);
       m_out.history.push_back({i, t});
       const detail::observation o{i, t};
       if (detail::improves(o, m_best)) {
@@ -145,6 +294,10 @@ private:
         ++m_since_improvement;
       }
       m_out.trace.push_back(m_out.best_time_ms);
+      if (auto it = m_source_of.find(i); it != m_source_of.end() && !m_sources[it->second].agreed) {
+        m_sources[it->second].withheld.push_back(o); // told once the source agrees
+        continue;
+      }
       timed([&] { m_strat.tell(i, t); });
     }
   }
@@ -177,12 +330,28 @@ private:
   const search_options &m_options;
   steady::time_point m_started;
   std::unordered_map<std::size_t, double> m_known; // lookups only, never iterated
+  struct source_state {
+    std::unordered_map<std::size_t, double> times; // lookups only
+    const std::vector<std::size_t> *points;
+    std::size_t next;      // the next of its points to consider
+    std::size_t judged_at; // evaluations when it last failed to agree (0: judge at once)
+    bool agreed;           // its results are told to the strategy
+    std::vector<detail::observation> withheld; // its results measured before it agreed
+  };
+  std::vector<source_state> m_sources;
+  std::unordered_map<std::size_t, std::size_t> m_source_of; // transfer point -> source (lookups)
+  std::unordered_set<std::size_t> m_started_points; // start and transfer points queued (lookups)
   std::size_t m_since_improvement = 0;
   std::optional<detail::observation> m_best; // in the strategies' order (`detail::better`)
   search_outcome m_out;
 };
 
 } // namespace
+
+bool transfer_agrees(const transfer_source &source, std::span<const search_evaluation> here,
+                     double min_correlation) {
+  return agrees(times_of(source), source.points, here, min_correlation);
+}
 
 search_outcome run_search(const search_space &space, strategy &strat, const search_budget &budget,
                           const batch_evaluator &evaluate, const search_options &options) {

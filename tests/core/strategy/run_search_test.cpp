@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -326,3 +328,129 @@ TEST(run_search, lookahead_is_deterministic_and_zero_is_the_plain_batch) {
 }
 
 } // namespace
+
+// A source that measured every config of the grid with `time`.
+tunekit::transfer_source source_of(const search_space &s, std::vector<std::size_t> points,
+                                   const std::function<double(std::size_t)> &time) {
+  tunekit::transfer_source src{.points = std::move(points), .measured = {}};
+  for (std::size_t i = 0; i < s.product_size(); ++i) {
+    src.measured.push_back({i, time(i)});
+  }
+  return src;
+}
+
+TEST(transfer_agrees, by_the_rank_correlation_over_the_configs_both_measured) {
+  auto s = grid();
+  const auto same = source_of(s, {0}, [&](std::size_t i) { return 2 * bowl(s, i); });
+  const auto reversed = source_of(s, {0}, [&](std::size_t i) { return 100 - bowl(s, i); });
+  std::vector<tunekit::search_evaluation> here;
+  for (std::size_t i = 1; i < 64; i += 4) { // 16 configs: enough to judge by the correlation
+    here.push_back({i, bowl(s, i)});
+  }
+  EXPECT_TRUE(tunekit::transfer_agrees(same, here));
+  EXPECT_FALSE(tunekit::transfer_agrees(reversed, here));
+  // With 15 the correlation says too little: its point (not measured here) decides, so no.
+  EXPECT_FALSE(tunekit::transfer_agrees(same, std::span(here).first(15)));
+  // The threshold is the caller's: a perfect agreement passes 1, nothing passes above it.
+  EXPECT_TRUE(tunekit::transfer_agrees(same, here, 1.0));
+  EXPECT_FALSE(tunekit::transfer_agrees(same, here, 1.01));
+  // Failures here or there are not compared.
+  here.push_back({5, std::numeric_limits<double>::infinity()});
+  EXPECT_TRUE(tunekit::transfer_agrees(same, here));
+}
+
+TEST(transfer_agrees, without_enough_configs_in_common_by_where_its_best_point_ranks_here) {
+  auto s = grid();
+  const std::size_t good = *s.index_of(config{{"X", 5}, {"Y", 3}}); // time 2
+  const std::size_t poor = *s.index_of(config{{"X", 0}, {"Y", 7}}); // time 51
+  tunekit::transfer_source src{.points = {good}, .measured = {}};
+  std::vector<tunekit::search_evaluation> here;
+  for (std::size_t i : std::vector<std::size_t>{good, 9, 20, 33, 47, 58}) {
+    here.push_back({i, bowl(s, i)});
+  }
+  EXPECT_TRUE(tunekit::transfer_agrees(src, here)); // its point is the best here
+  src.points = {poor};
+  here.push_back({poor, bowl(s, poor)});
+  EXPECT_FALSE(tunekit::transfer_agrees(src, here)); // among the worst here
+  // Too little measured here to say anything: no agreement.
+  src.points = {good};
+  EXPECT_FALSE(tunekit::transfer_agrees(src, std::span(here).first(3)));
+  // A point not measured here says nothing either.
+  src.points = {*s.index_of(config{{"X", 5}, {"Y", 2}})};
+  EXPECT_FALSE(tunekit::transfer_agrees(src, here));
+}
+
+std::vector<std::size_t> indices_of(const std::vector<tunekit::search_evaluation> &history) {
+  std::vector<std::size_t> out;
+  for (const auto &e : history) {
+    out.push_back(e.index);
+  }
+  return out;
+}
+
+TEST(run_search, a_transfer_source_that_disagrees_costs_its_first_point_and_changes_nothing_else) {
+  auto s = grid();
+  std::vector<std::size_t> measured;
+  auto cold = tunekit::make_strategy("hybrid");
+  const auto alone =
+      tunekit::run_search(s, *cold, {.max_evaluations = 30}, counting(s, measured), {.seed = 4});
+  // Another device where the order is reversed: its best configs are the worst here.
+  const std::size_t far = *s.index_of(config{{"X", 1}, {"Y", 7}});
+  const std::size_t far2 = *s.index_of(config{{"X", 0}, {"Y", 6}});
+  auto src = source_of(s, {far, far2}, [&](std::size_t i) { return 100 - bowl(s, i); });
+  auto warm = tunekit::make_strategy("hybrid");
+  const auto with = tunekit::run_search(s, *warm, {.max_evaluations = 31}, counting(s, measured),
+                                        {.seed = 4, .transfer = {src}});
+  auto order = indices_of(with.history);
+  ASSERT_FALSE(order.empty());
+  EXPECT_EQ(order.front(), far);                              // its first point is measured first
+  EXPECT_EQ(std::count(order.begin(), order.end(), far2), 0); // its next one never
+  EXPECT_EQ(with.agreed_sources, 0U);
+  EXPECT_EQ(with.started, 1U);
+  // Its result is never told: the strategy proposes what it proposes without transfer.
+  order.erase(order.begin());
+  EXPECT_EQ(order, indices_of(alone.history));
+}
+
+TEST(run_search, a_transfer_source_that_agrees_has_its_points_measured_and_told) {
+  auto s = grid();
+  std::vector<std::size_t> measured;
+  const std::size_t a = *s.index_of(config{{"X", 5}, {"Y", 3}});
+  const std::size_t b = *s.index_of(config{{"X", 4}, {"Y", 1}});
+  const std::size_t c = *s.index_of(config{{"X", 6}, {"Y", 1}});
+  auto src = source_of(s, {a, b, c}, [&](std::size_t i) { return 3 * bowl(s, i); });
+  scripted plan({0, 9, 18, 27, 36, 45, 54, 63});
+  const auto r = tunekit::run_search(s, plan, {.max_evaluations = 11}, counting(s, measured),
+                                     {.transfer = {src}});
+  const auto order = indices_of(r.history);
+  ASSERT_EQ(order.size(), 11U);
+  EXPECT_EQ(order.front(), a);
+  // Judged once there are results enough: then its points come before the strategy's.
+  EXPECT_NE(std::find(order.begin(), order.end(), b), order.end());
+  EXPECT_NE(std::find(order.begin(), order.end(), c), order.end());
+  EXPECT_EQ(r.agreed_sources, 1U);
+  EXPECT_EQ(r.started, 3U);
+  // Everything measured was told, the first point too.
+  std::set<std::size_t> told;
+  for (const auto &[i, t] : plan.told) {
+    told.insert(i);
+  }
+  EXPECT_EQ(told, std::set<std::size_t>(order.begin(), order.end()));
+}
+
+TEST(run_search, transfer_sources_give_the_same_search_for_the_same_seed) {
+  auto s = grid();
+  std::vector<std::size_t> measured;
+  const std::size_t a = *s.index_of(config{{"X", 5}, {"Y", 4}});
+  const std::size_t b = *s.index_of(config{{"X", 1}, {"Y", 1}});
+  std::vector<tunekit::transfer_source> sources = {
+      source_of(s, {a, b}, [&](std::size_t i) { return bowl(s, i) + 1; }),
+      source_of(s, {b, a}, [&](std::size_t i) { return 100 - bowl(s, i); })};
+  auto first = tunekit::make_strategy("hybrid");
+  auto second = tunekit::make_strategy("hybrid");
+  const tunekit::search_options o{.seed = 9, .batch_size = 3, .transfer = sources};
+  const auto x = tunekit::run_search(s, *first, {.max_evaluations = 25}, counting(s, measured), o);
+  const auto y = tunekit::run_search(s, *second, {.max_evaluations = 25}, counting(s, measured), o);
+  EXPECT_EQ(indices_of(x.history), indices_of(y.history));
+  EXPECT_EQ(x.agreed_sources, 1U);
+}
