@@ -132,6 +132,13 @@ void check_campaign_outputs(const tuner &t, const campaign_artifacts &artifacts,
                                                       bool verbose = false);
 
 namespace detail {
+/// After a split campaign's barrier: drops from `t`'s memory the keys of `calls` (as the tuned
+/// function makes them) that this rank resolved alone, each as called and in the tuner's
+/// buckets. Every rank then resolves every key of the campaign the same way on its next call
+/// (the agreement collectives, hits in the shared winner cache): a key left in memory on the one
+/// rank that tuned it would skip the collectives the other ranks run for it.
+void forget_resolved_alone(tuner &t, const std::vector<key> &calls);
+
 /// The end of a campaign on every rank of `comm` (after its barrier): rank 0 writes the outputs
 /// (`write_campaign_outputs`) and broadcasts what it wrote, or its error, so that every rank
 /// returns the same outputs or throws the same error. Nothing when no output is asked for.
@@ -179,6 +186,16 @@ campaign_result campaign(Tuned &tuned, const std::vector<std::tuple<Args...>> &c
     }
     if (r.size > 1) {
       comm.barrier();
+    }
+    if (split) {
+      std::vector<key> alone_keys;
+      for (const auto &[i, from] : r.sources) {
+        if (from != source::memory) {
+          alone_keys.push_back(
+              std::apply([&](const auto &...a) { return tuned.key_of(a...); }, calls[i]));
+        }
+      }
+      detail::forget_resolved_alone(tuned.tuner(), alone_keys);
     }
     if (outputs) {
       std::vector<key> keys;

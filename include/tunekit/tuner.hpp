@@ -93,6 +93,9 @@ public:
   [[nodiscard]] std::optional<cache_entry> last_search() const;
   /// Drops the in-process winners (not thread-safe against concurrent calls).
   void forget();
+  /// Drops the in-process winners of `keys`, stored keys as `find` takes them (not thread-safe
+  /// against concurrent calls): their next call resolves them again.
+  void forget(const std::vector<key> &keys);
   /// Takes `c` (a config of the space, with the call's pinned values) as the in-process winner of
   /// the stored key `k` without measuring, as a shipped per-shape table says (docs/shapes.md):
   /// later calls of `k` are memory hits, and nearest-key serving compares `k`. Throws

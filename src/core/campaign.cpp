@@ -172,6 +172,19 @@ void warn_missing(const tuner &t, const campaign_outputs &o, std::size_t keys) {
 
 } // namespace
 
+namespace detail {
+
+void forget_resolved_alone(tuner &t, const std::vector<key> &calls) {
+  std::vector<key> stored;
+  for (const key &k : calls) {
+    stored.push_back(k);
+    stored.push_back(in_buckets(t, k));
+  }
+  t.forget(stored);
+}
+
+} // namespace detail
+
 void check_campaign_outputs(const tuner &t, const campaign_artifacts &artifacts,
                             const campaign_table &table) {
   if (artifacts.dir.empty() && table.path.empty()) {

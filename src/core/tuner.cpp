@@ -586,6 +586,8 @@ std::optional<cache_entry> tuner::last_search() const {
 
 void tuner::forget() { m->memory.clear(); }
 
+void tuner::forget(const std::vector<key> &keys) { m->memory.erase(keys); }
+
 void tuner::seed(const key &k, const config &c) {
   const stored_key_parts parts = split_stored_key(k);
   const config bare = [&] {

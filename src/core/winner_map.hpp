@@ -13,6 +13,7 @@
 #include <tunekit/detail/winner.hpp>
 #include <tunekit/key.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -76,6 +77,43 @@ public:
     m_owned.clear();
     m_size = 0;
     m_table.store(make_table(16), std::memory_order_release);
+    m_generation.fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  /// Drops the winners of `keys` (keys not in the map are ignored). Not safe against concurrent
+  /// `find`; as with `clear`, the winners themselves stay alive until the map is destroyed.
+  void erase(const std::vector<key> &keys) {
+    const std::lock_guard lock(m_mutex);
+    const table *old = m_table.load(std::memory_order_relaxed);
+    auto dropped = [&](const key &k) {
+      return std::find(keys.begin(), keys.end(), k) != keys.end();
+    };
+    table *t = make_table(old->buckets.size());
+    std::size_t kept = 0;
+    for (const auto &b : old->buckets) {
+      // The visible node of each key is the first in its chain; shadowed ones are left behind.
+      std::vector<const node *> visible;
+      for (const node *n = b.load(std::memory_order_relaxed); n != nullptr; n = n->next) {
+        if (std::none_of(visible.begin(), visible.end(),
+                         [&](const node *v) { return v->hash == n->hash && v->k == n->k; })) {
+          visible.push_back(n);
+        }
+      }
+      for (const node *v : visible) {
+        if (dropped(v->k)) {
+          m_retired.push_back(v->w);
+          continue;
+        }
+        auto &head = t->buckets[v->hash & t->mask];
+        auto n =
+            std::make_unique<node>(node{v->k, v->w, v->hash, head.load(std::memory_order_relaxed)});
+        head.store(n.get(), std::memory_order_relaxed);
+        t->nodes.push_back(std::move(n));
+        ++kept;
+      }
+    }
+    m_size = kept;
+    m_table.store(t, std::memory_order_release); // the old table stays alive in m_owned
     m_generation.fetch_add(1, std::memory_order_acq_rel);
   }
 

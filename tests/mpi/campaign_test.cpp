@@ -189,6 +189,36 @@ TEST(Campaign, SplitsAcrossRanksWritesOnceOnRankZeroAndResumes) {
   EXPECT_EQ(read_text(resumed.artifacts.front()), before);
 }
 
+TEST(Campaign, AfterTheSplitEveryRankServesEveryKeyTogether) {
+  ASSERT_EQ(world_size(), 3) << "run with 3 ranks";
+  shared_dir dir;
+  log_capture log;
+  auto scale = block_tuner("scale", campaign_options(dir.path(), log, &world()));
+  const std::vector<std::tuple<std::int64_t>> keys{{100}, {200}, {300}, {1000}, {1500}, {3000}};
+  const auto r = tunekit::campaign(scale, keys, {.comm = &world()});
+  ASSERT_EQ(r.tuned(), 2U);
+  // Each rank holds only the winners of its own share in memory after the campaign. Calling every
+  // key on every rank, on the world communicator, must then take the same path on every rank:
+  // the keys a rank tuned alone were dropped from its memory, so every rank agrees on each key
+  // from the shared cache, in step, and holds the same winners.
+  std::vector<std::int64_t> winners;
+  for (const auto &[n] : keys) {
+    winners.push_back(scale(n));
+    EXPECT_EQ(scale.tuner().last_source(), source::cache) << n;
+  }
+  EXPECT_EQ(scale.tuner().searches(), 2U); // nothing searched again
+  for (std::size_t i = 0; i < winners.size(); ++i) {
+    const auto all = gather(winners[i]);
+    EXPECT_EQ(all[0], all[1]);
+    EXPECT_EQ(all[1], all[2]);
+  }
+  // From then on every key is in every rank's memory.
+  for (const auto &[n] : keys) {
+    static_cast<void>(scale(n));
+    EXPECT_EQ(scale.tuner().last_source(), source::memory) << n;
+  }
+}
+
 TEST(Campaign, EveryRankFailsWhenRankZeroCannotWrite) {
   shared_dir dir;
   log_capture log;

@@ -1,0 +1,263 @@
+// How tuning scales with ranks, on CPUs, with a simulated measurer: one process per rank under
+// mpirun, over tunekit::mpi. Two sections, each timed on every rank:
+//
+//  1. split search: one key of a 46,656-config space searched by the default strategy within a
+//     fixed budget and seed, each batch's candidates shared between the ranks
+//     (`tuner_options::parallel_split`);
+//  2. campaign: the calls of 16 keys (shapes) split between the ranks (`campaign`), each key's
+//     space measured whole.
+//
+// A candidate's run sleeps for its simulated time (so that measuring takes wall time, as on a
+// device, without using a CPU), and the simulated measurer reports that time, so every rank sees
+// the same times and must reach the same winners. Rank 0 writes the JSON: the wall time of each
+// section, the time the ranks spent in the tuned function (the measurement) and the rest (the
+// strategy, the agreement collectives, the winner cache), and whether every rank holds the same
+// winners.
+//
+//   mpirun -np N ./tunekit_scaling_bench --out scaling-N.json --cache-dir DIR
+//          [--budget 256] [--batch 16] [--run-ms 1.0] [--poll-us 2000]
+
+#include <tunekit/campaign.hpp>
+#include <tunekit/mpi/communicator.hpp>
+#include <tunekit/tunekit.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+struct settings {
+  std::string out;
+  std::filesystem::path cache_dir;
+  std::size_t budget = 256;
+  std::size_t batch = 16;
+  double run_ms = 1.0; // a run of the slowest candidate sleeps about 3 x this
+  long poll_us = 2000; // the MPI communicator's longest sleep between polls of a collective
+};
+
+settings parse(int argc, char **argv) {
+  settings s;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    const std::string v = argv[i + 1];
+    if (a == "--out") {
+      s.out = v;
+    } else if (a == "--cache-dir") {
+      s.cache_dir = v;
+    } else if (a == "--budget") {
+      s.budget = std::stoul(v);
+    } else if (a == "--batch") {
+      s.batch = std::stoul(v);
+    } else if (a == "--run-ms") {
+      s.run_ms = std::stod(v);
+    } else if (a == "--poll-us") {
+      s.poll_us = std::stol(v);
+    } else {
+      throw tunekit::error("unknown option " + a);
+    }
+  }
+  if (s.out.empty() || s.cache_dir.empty()) {
+    throw tunekit::error("usage: tunekit_scaling_bench --out FILE --cache-dir DIR [--budget N] "
+                         "[--batch N] [--run-ms MS] [--poll-us US]");
+  }
+  return s;
+}
+
+// Simulated time of a config for key n, in units of --run-ms: a bowl whose centre moves with the
+// key, with an interaction between two parameters, between 1 and about 3.
+double cost(const tunekit::config &c, std::int64_t n) {
+  auto sq = [](double x) { return x * x; };
+  const double a = static_cast<double>(c.get_int("a"));
+  const double b = static_cast<double>(c.get_int("b"));
+  const double d = static_cast<double>(c.get_int("c"));
+  const double e = static_cast<double>(c.get_int("d"));
+  const double shift = static_cast<double>(n % 5);
+  return 1.0 + 0.05 * (sq(a - shift) + sq(b - 3) + sq(d - 2) + sq(e - 4)) +
+         0.02 * std::abs(a - b) * std::abs(d - e) +
+         0.01 * static_cast<double>(c.get_int("e") + c.get_int("f"));
+}
+
+tunekit::config_space big_space() {
+  std::vector<tunekit::value> six;
+  for (int v = 0; v < 6; ++v) {
+    six.emplace_back(v);
+  }
+  return tunekit::config_space::product(
+      {{"a", six}, {"b", six}, {"c", six}, {"d", six}, {"e", six}, {"f", six}});
+}
+
+tunekit::config_space small_space() {
+  std::vector<tunekit::value> four;
+  for (int v = 0; v < 4; ++v) {
+    four.emplace_back(v);
+  }
+  return tunekit::config_space::product(
+      {{"a", four}, {"b", four}, {"c", {1, 2}}, {"d", {4}}, {"e", {0}}, {"f", {0, 1}}});
+}
+
+// What a section did on this rank.
+struct section {
+  double wall_s = 0;
+  double measure_s = 0; // inside the tuned function
+  std::string winners;  // every winner, in order
+};
+
+// The same value on every rank of `comm`: whether `text` is the same everywhere.
+bool same_everywhere(tunekit::communicator &comm, const std::string &text) {
+  // 52 bits of the hash: a double holds them exactly.
+  const auto h = static_cast<double>(std::hash<std::string>{}(text) & ((1ULL << 52) - 1));
+  double lo = h;
+  double hi = h;
+  comm.all_reduce_min(std::span(&lo, 1));
+  comm.all_reduce_max(std::span(&hi, 1));
+  return lo == hi;
+}
+
+tunekit::tuner_options options(const settings &s, tunekit::communicator &comm,
+                               const std::string &dir) {
+  tunekit::tuner_options o;
+  o.version = "scaling-v1";
+  o.comm = &comm;
+  o.measurer = std::make_shared<tunekit::simulated_measurer>(
+      [run_ms = s.run_ms](const tunekit::config &c, const tunekit::key &k) {
+        return run_ms * cost(c, k[0].as_int());
+      });
+  tunekit::environment env;
+  env.cache_dir = s.cache_dir / dir;
+  env.log_dir = s.cache_dir / (dir + "-logs");
+  o.process = tunekit::process_context{env, tunekit::launcher_info::from_env(), {}};
+  o.hardware = tunekit::hardware_info{"host", "simulated device", "x86_64", 1, 1};
+  o.policy = tunekit::measure_policy{1, 3, tunekit::statistic::mean};
+  o.search.budget.max_evaluations = s.budget;
+  o.search.batch_size = s.batch;
+  o.search.seed = 11;
+  o.search.rerank.band = 0; // simulated times have no noise to re-rank
+  return o;
+}
+
+section split_search(const settings &s, tunekit::communicator &comm) {
+  section out;
+  auto o = options(s, comm, "split");
+  o.parallel_split = true;
+  auto tuned = tunekit::autotune(
+      "scaling.split", big_space(), [](std::int64_t n) { return tunekit::key{n}; },
+      tunekit::keep_all{},
+      [&](std::int64_t n, const tunekit::config &c) {
+        const auto t0 = clock_type::now();
+        std::this_thread::sleep_for(
+            std::chrono::duration<double, std::milli>(s.run_ms * cost(c, n)));
+        out.measure_s += seconds_since(t0);
+        return c.to_string();
+      },
+      o);
+  comm.barrier();
+  const auto t0 = clock_type::now();
+  out.winners = tuned(std::int64_t{7});
+  comm.barrier();
+  out.wall_s = seconds_since(t0);
+  return out;
+}
+
+section campaign(const settings &s, tunekit::communicator &comm, std::size_t shapes) {
+  section out;
+  auto o = options(s, comm, "campaign");
+  auto tuned = tunekit::autotune(
+      "scaling.campaign", small_space(), [](std::int64_t n) { return tunekit::key{n}; },
+      tunekit::keep_all{},
+      [&](std::int64_t n, const tunekit::config &c) {
+        const auto t0 = clock_type::now();
+        std::this_thread::sleep_for(
+            std::chrono::duration<double, std::milli>(s.run_ms * cost(c, n)));
+        out.measure_s += seconds_since(t0);
+        return c.to_string();
+      },
+      o);
+  std::vector<std::tuple<std::int64_t>> calls;
+  for (std::size_t k = 0; k < shapes; ++k) {
+    calls.emplace_back(static_cast<std::int64_t>(100 + k));
+  }
+  comm.barrier();
+  const auto t0 = clock_type::now();
+  static_cast<void>(tunekit::campaign(tuned, calls, {.comm = &comm}));
+  out.wall_s = seconds_since(t0);
+  // Every rank now serves every key from the winner cache.
+  for (const auto &[n] : calls) {
+    out.winners += tuned(n) + "\n";
+  }
+  return out;
+}
+
+// The slowest rank's wall time, the most and least time a rank spent measuring, and the most time
+// a rank spent outside the measurement (the strategy, waiting in collectives for other ranks, the
+// winner cache).
+nlohmann::json report(tunekit::communicator &comm, const section &sec) {
+  double wall = sec.wall_s;
+  double measure_max = sec.measure_s;
+  double measure_min = sec.measure_s;
+  double other = sec.wall_s - sec.measure_s;
+  comm.all_reduce_max(std::span(&wall, 1));
+  comm.all_reduce_max(std::span(&measure_max, 1));
+  comm.all_reduce_min(std::span(&measure_min, 1));
+  comm.all_reduce_max(std::span(&other, 1));
+  return {{"wall_s", wall},
+          {"measure_s_max_rank", measure_max},
+          {"measure_s_min_rank", measure_min},
+          {"other_s_max_rank", other},
+          {"same_winners", same_everywhere(comm, sec.winners)}};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  try {
+    const settings s = parse(argc, argv);
+    tunekit::mpi::communicator comm(MPI_COMM_WORLD,
+                                    {.timeout = std::chrono::seconds(300),
+                                     .max_poll_interval = std::chrono::microseconds(s.poll_us)});
+    if (comm.rank() == 0) {
+      std::filesystem::remove_all(s.cache_dir); // every run tunes from scratch
+    }
+    comm.barrier();
+    constexpr std::size_t shapes = 16;
+    const section search = split_search(s, comm);
+    const section camp = campaign(s, comm, shapes);
+    nlohmann::json out = {{"ranks", comm.size()},
+                          {"budget", s.budget},
+                          {"batch", s.batch},
+                          {"run_ms", s.run_ms},
+                          {"poll_us", s.poll_us},
+                          {"shapes", shapes},
+                          {"split_search", report(comm, search)},
+                          {"campaign", report(comm, camp)}};
+    if (comm.rank() == 0) {
+      std::ofstream(s.out) << out.dump(2) << "\n";
+      std::printf("%s\n", out.dump().c_str());
+    }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tunekit_scaling_bench: %s\n", e.what());
+    status = 1;
+  }
+  MPI_Finalize();
+  return status;
+}
