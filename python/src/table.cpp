@@ -103,6 +103,19 @@ void campaign_check(py_tuner &t, const std::optional<std::string> &artifact_dir,
 }
 
 // `keys`: one (key, pinned dict or None) per call, as the tuner stores them before bucketing.
+std::vector<key> stored_keys(py_tuner &t, const nb::list &keys) {
+  std::vector<key> stored;
+  stored.reserve(keys.size());
+  for (nb::handle item : keys) {
+    const auto pair = nb::cast<nb::tuple>(item);
+    const nb::object pinned = pair[1];
+    stored.push_back(t.stored(pair[0], pinned.is_none()
+                                           ? std::optional<nb::dict>{}
+                                           : std::optional(nb::cast<nb::dict>(pinned))));
+  }
+  return stored;
+}
+
 nb::dict campaign_finish(py_tuner &t, const nb::list &keys, const nb::object &comm,
                          const std::optional<std::string> &artifact_dir,
                          const std::optional<std::string> &artifact_name,
@@ -113,15 +126,7 @@ nb::dict campaign_finish(py_tuner &t, const nb::list &keys, const nb::object &co
                          const std::optional<std::string> &key_format, bool verbose) {
   const campaign_ask a = campaign_ask_of(artifact_dir, artifact_name, table_path, op, top_k, params,
                                          hashes, key_format);
-  std::vector<key> stored;
-  stored.reserve(keys.size());
-  for (nb::handle item : keys) {
-    const auto pair = nb::cast<nb::tuple>(item);
-    const nb::object pinned = pair[1];
-    stored.push_back(t.stored(pair[0], pinned.is_none()
-                                           ? std::optional<nb::dict>{}
-                                           : std::optional(nb::cast<nb::dict>(pinned))));
-  }
+  const std::vector<key> stored = stored_keys(t, keys);
   const std::unique_ptr<communicator> c = make_communicator(comm);
   single_process_communicator alone;
   const campaign_outputs w = detail::finish_campaign(
@@ -141,9 +146,19 @@ nb::dict campaign_finish(py_tuner &t, const nb::list &keys, const nb::object &co
   return out;
 }
 
+// After a split campaign: `keys` (as in campaign_finish) that this rank resolved alone leave the
+// tuner's memory (`detail::forget_resolved_alone`).
+void campaign_forget(py_tuner &t, const nb::list &keys) {
+  const std::vector<key> stored = stored_keys(t, keys);
+  detail::forget_resolved_alone(t.get(), stored);
+}
+
 } // namespace
 
 void bind_table(nb::module_ &m) {
+  m.def("campaign_forget", &campaign_forget, "tuner"_a, "keys"_a,
+        "After a split campaign: drops the keys this rank resolved alone from the tuner's memory, "
+        "so that every rank resolves every key of the campaign the same way on its next call.");
   m.def("campaign_check", &campaign_check, "tuner"_a, "artifact_dir"_a.none(),
         "artifact_name"_a.none(), "table"_a.none(), "op"_a.none(), "top_k"_a, "params"_a.none(),
         "template_hashes"_a.none(), "key_format"_a.none(),

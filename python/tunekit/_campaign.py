@@ -39,6 +39,7 @@ __all__ = ["Call", "CampaignResult", "campaign", "write_per_shape_json", "load_p
 # The core's end of a campaign (python/src/table.cpp).
 _campaign_check: Callable[..., None] = getattr(_core, "campaign_check")
 _campaign_finish: Callable[..., dict[str, Any]] = getattr(_core, "campaign_finish")
+_campaign_forget: Callable[..., None] = getattr(_core, "campaign_forget")
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,8 @@ def campaign(target: Any, calls: Iterable[Any], *, pg: Any = None, split: bool =
                   flush=True)
     if comm is not None and size > 1:
         comm.barrier()
+    if split and size > 1:
+        _forget_resolved_alone(target, [items[i] for i in mine if sources[i] != "memory"])
     result = CampaignResult(calls=len(items), rank=rank, size=size, sources=sources, seconds=0.0)
     if outputs:
         keys = [_stored_key(target, c) for c in items]
@@ -211,6 +214,29 @@ def campaign(target: Any, calls: Iterable[Any], *, pg: Any = None, split: bool =
                                             per_shape_json)))
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _forget_resolved_alone(target: Any, calls: list[Call]) -> None:
+    """After a split campaign: the calls this rank resolved alone leave its memory (the core's,
+    the hot path's, Triton's ``cache``), so that on its next call every rank resolves every key of
+    the campaign the same way, in step (the agreement collectives, hits in the shared winner
+    cache). A key left in memory on the one rank that tuned it would skip the collectives that
+    the other ranks run for it."""
+    if not calls:
+        return
+    autotuner = getattr(target, "autotuner", target)
+    keys = [_stored_key(target, c) for c in calls]
+    if _is_triton_autotuner(autotuner):
+        for c in calls:
+            autotuner.cache.pop(tuple(autotuner.key_of(c.args, dict(c.kwargs))), None)
+    else:
+        for k, _ in keys:
+            try:
+                autotuner._memo.pop(k, None)
+                autotuner._known.pop(k, None)
+            except TypeError:  # an unhashable key is never in them
+                pass
+    _campaign_forget(_core_tuner(target), keys)
 
 
 def _stored_key(target: Any, c: Call) -> tuple[Any, Any]:

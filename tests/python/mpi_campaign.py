@@ -1,5 +1,6 @@
 """Run under ``mpiexec -n 3`` by test_campaign.py: a campaign split across mpi4py ranks. Each rank
-tunes its share alone, every rank then finds every winner in the shared winner cache, rank 0
+tunes its share alone, every rank then serves every key together from the shared winner cache
+(the keys it tuned alone left its memory), a fresh tuner finds every winner there, rank 0
 writes the artifacts, the lookup table and the per-shape file, every rank gets the same paths, and
 a second run resumes with nothing left to tune."""
 
@@ -64,6 +65,19 @@ check(len(r.artifacts) == 7 and all(os.path.exists(p) for p in r.artifacts), "se
 check(len(json.load(open(r.table))) == 7, "a table of seven keys")
 check(sorted(json.load(open(r.per_shape[0])), key=int) == [str(n) for (n,) in calls],
       "a per-shape file of every n")
+
+# The same tuner then called for every key on every rank, together: the keys each rank tuned alone
+# left its memory, so every rank takes each key from the shared cache in step (a rank still holding
+# its own keys in memory would skip the collectives the others run for them).
+served = []
+for (n,) in calls:
+    served.append(scale(n, autotune_pg=world))
+    check(scale.last_source() == "cache", f"n={n} served from {scale.last_source()} on rank {rank}")
+check(m.measured == len(SPACE) * len(mine), "nothing measured again")
+check(all(s == served for s in world.allgather(served)), "every rank serves the same winners")
+for (n,) in calls:
+    scale(n, autotune_pg=world)
+    check(scale.last_source() == "memory", f"n={n} then from {scale.last_source()}")
 
 # Every rank finds every winner in the shared cache: a fresh tuner of its own searches nothing.
 fresh, m2 = make()
