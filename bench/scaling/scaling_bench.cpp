@@ -254,6 +254,11 @@ int main(int argc, char **argv) {
       std::ofstream(s.out) << out.dump(2) << "\n";
       std::printf("%s\n", out.dump().c_str());
     }
+    if (!out["split_search"]["same_winners"].get<bool>() ||
+        !out["campaign"]["same_winners"].get<bool>()) {
+      std::fprintf(stderr, "tunekit_scaling_bench: the ranks hold different winners\n");
+      status = 1;
+    }
   } catch (const std::exception &e) {
     std::fprintf(stderr, "tunekit_scaling_bench: %s\n", e.what());
     status = 1;
