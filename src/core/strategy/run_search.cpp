@@ -294,8 +294,11 @@ private:
         ++m_since_improvement;
       }
       m_out.trace.push_back(m_out.best_time_ms);
-      if (auto it = m_source_of.find(i); it != m_source_of.end() && !m_sources[it->second].agreed) {
-        m_sources[it->second].withheld.push_back(o); // told once the source agrees
+      // A transfer point the driver queued for a source that has not agreed: told once it does.
+      // (The strategy is told what it proposed itself, a source's point or not.)
+      if (auto it = m_source_of.find(i); it != m_source_of.end() && !m_sources[it->second].agreed &&
+                                         m_started_points.contains(i)) {
+        m_sources[it->second].withheld.push_back(o);
         continue;
       }
       timed([&] { m_strat.tell(i, t); });

@@ -454,3 +454,23 @@ TEST(run_search, transfer_sources_give_the_same_search_for_the_same_seed) {
   EXPECT_EQ(indices_of(x.history), indices_of(y.history));
   EXPECT_EQ(x.agreed_sources, 1U);
 }
+
+TEST(run_search, the_strategy_is_told_what_it_proposed_even_a_waiting_sources_point) {
+  auto s = grid();
+  std::vector<std::size_t> measured;
+  const std::size_t far = *s.index_of(config{{"X", 0}, {"Y", 7}});
+  const std::size_t far2 = *s.index_of(config{{"X", 0}, {"Y", 6}});
+  auto src = source_of(s, {far, far2}, [&](std::size_t i) { return 100 - bowl(s, i); });
+  scripted plan({far2, 9, 18});
+  const auto r = tunekit::run_search(s, plan, {.max_evaluations = 4}, counting(s, measured),
+                                     {.transfer = {src}});
+  EXPECT_EQ(indices_of(r.history), (std::vector<std::size_t>{far, far2, 9, 18}));
+  std::vector<std::size_t> told;
+  for (const auto &[i, t] : plan.told) {
+    told.push_back(i);
+  }
+  // The source's first point stays withheld (it never agrees); the point the strategy proposed is
+  // told, though it is the source's too.
+  EXPECT_EQ(told, (std::vector<std::size_t>{far2, 9, 18}));
+  EXPECT_EQ(r.started, 1U);
+}
