@@ -67,6 +67,14 @@ struct tpe_settings {
   double bandwidth = 1.0;
   /// Share of each multivariate kernel spread uniformly over the domain.
   double smoothing = 0.1;
+  /// Kernel width chosen per ordered parameter from the measurements (multivariate only; 0: off,
+  /// every parameter keeps `bandwidth`): at each fit, each ordered parameter takes the width,
+  /// `bandwidth` or this one, under which the good group's configs explain each other best (the
+  /// leave-one-out log-likelihood of the group's mixture, the other parameters' kernels as they
+  /// are), once the group has four configs. Time that is smooth along a parameter (block and tile
+  /// sizes of a convolution) keeps the wide kernel; time that turns on exact values (pnpoly's)
+  /// gets the narrow one.
+  double narrow_bandwidth = 0;
   /// Trust region: after this many told configs without a new best (0: never), the next proposal
   /// is the unseen Hamming neighbour of the best config with the best density ratio, until that
   /// neighbourhood is spent.
@@ -102,16 +110,17 @@ struct tpe_settings {
 /// value below replaces the `tpe_settings` default; the figures are in docs/search.md.
 struct hybrid_settings : tpe_settings {
   constexpr hybrid_settings() {
-    multivariate = true;   // parameter interactions count
-    initial = 6;           // fewer random configs before the model than tpe's ten
-    neighbour_tops = 3;    // the Hamming neighbours of the three best configs are scored too
-    explore = 0.1;         // so that transferred winners cannot confine the search
-    stall = 10;            // trust region after ten told configs without a new best
-    restart = 30;          // restart after thirty without a new best, the trust region spent
-    spread = 32;           // each random config the most spread of 32 samples
-    polish_after = 200;    // polish from 200 told configs on (100-300: 0.993-0.996 at 400)
-    polish = 100;          // up to 100 proposals around each best (50 too few, 150 no better)
-    avoid_failures = true; // where configs failed, fewer proposals
+    multivariate = true;    // parameter interactions count
+    initial = 6;            // fewer random configs before the model than tpe's ten
+    neighbour_tops = 3;     // the Hamming neighbours of the three best configs are scored too
+    explore = 0.1;          // so that transferred winners cannot confine the search
+    stall = 10;             // trust region after ten told configs without a new best
+    restart = 30;           // restart after thirty without a new best, the trust region spent
+    spread = 32;            // each random config the most spread of 32 samples
+    polish_after = 200;     // polish from 200 told configs on (100-300: 0.993-0.996 at 400)
+    polish = 100;           // up to 100 proposals around each best (50 too few, 150 no better)
+    avoid_failures = true;  // where configs failed, fewer proposals
+    narrow_bandwidth = 0.5; // per ordered parameter, the width of 1 or 0.5 the good configs favour
   }
 };
 [[nodiscard]] std::unique_ptr<strategy> make_hybrid_strategy(const hybrid_settings &settings = {});

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace tunekit::detail {
@@ -17,21 +18,28 @@ void tpe_strategy::on_start() {
   // Gaussian over ordered positions, an exact match elsewhere; the multivariate densities spread a
   // share of it uniformly (the independent ones add a uniform prior instead).
   const double smoothing = m_settings.multivariate ? m_settings.smoothing : 0.0;
-  m_kernel.assign(s.dimensions(), {});
-  for (std::size_t p = 0; p < s.dimensions(); ++p) {
+  auto table = [&](std::size_t p, double bandwidth) {
     const std::size_t m = s.domain_size(p);
-    m_kernel[p].assign(m, std::vector<double>(m, 0.0));
+    std::vector<std::vector<double>> t(m, std::vector<double>(m, 0.0));
     for (std::size_t j = 0; j < m; ++j) {
       double total = 0;
       for (std::size_t i = 0; i < m; ++i) {
-        const double dist =
-            (static_cast<double>(i) - static_cast<double>(j)) / m_settings.bandwidth;
-        m_kernel[p][j][i] = m_ordinal[p] ? std::exp(-0.5 * dist * dist) : (i == j ? 1.0 : 0.0);
-        total += m_kernel[p][j][i];
+        const double dist = (static_cast<double>(i) - static_cast<double>(j)) / bandwidth;
+        t[j][i] = m_ordinal[p] ? std::exp(-0.5 * dist * dist) : (i == j ? 1.0 : 0.0);
+        total += t[j][i];
       }
-      for (double &k : m_kernel[p][j]) {
+      for (double &k : t[j]) {
         k = (1 - smoothing) * k / total + smoothing / static_cast<double>(m);
       }
+    }
+    return t;
+  };
+  m_kernel.assign(s.dimensions(), {});
+  m_kernel_widths.assign(s.dimensions(), {});
+  for (std::size_t p = 0; p < s.dimensions(); ++p) {
+    m_kernel[p] = table(p, m_settings.bandwidth);
+    if (m_settings.narrow_bandwidth > 0 && m_settings.multivariate && m_ordinal[p]) {
+      m_kernel_widths[p] = {m_kernel[p], table(p, m_settings.narrow_bandwidth)};
     }
   }
   m_good.clear();
@@ -87,10 +95,55 @@ void tpe_strategy::split(std::vector<observation> obs, points &good, points &bad
   }
 }
 
+void tpe_strategy::choose_widths() {
+  // Per ordered parameter, the kernel width under which the good configs explain each other best
+  // (leave-one-out log-likelihood of the good group's mixture), the other parameters' kernels as
+  // they are.
+  const auto &g = m_good_points;
+  constexpr std::size_t fewest = 4; // good configs to judge by; fewer: the default width
+  for (std::size_t p = 0; p < m_kernel_widths.size(); ++p) {
+    if (m_kernel_widths[p].empty()) {
+      continue;
+    }
+    if (g.size() < fewest) {
+      m_kernel[p] = m_kernel_widths[p].front();
+      continue;
+    }
+    std::size_t best = 0;
+    double best_ll = -std::numeric_limits<double>::infinity();
+    for (std::size_t w = 0; w < m_kernel_widths[p].size(); ++w) {
+      const auto &kp = m_kernel_widths[p][w];
+      double ll = 0;
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        double sum = 0;
+        for (std::size_t j = 0; j < g.size(); ++j) {
+          if (j == i) {
+            continue;
+          }
+          double prod = kp[g[j][p]][g[i][p]];
+          for (std::size_t q = 0; q < g[i].size(); ++q) {
+            if (q != p) {
+              prod *= m_kernel[q][g[j][q]][g[i][q]];
+            }
+          }
+          sum += prod;
+        }
+        ll += std::log(sum / static_cast<double>(g.size() - 1) + 1e-300);
+      }
+      if (ll > best_ll) {
+        best_ll = ll;
+        best = w;
+      }
+    }
+    m_kernel[p] = m_kernel_widths[p][best];
+  }
+}
+
 void tpe_strategy::fit() {
   const search_space &s = space();
   if (m_settings.multivariate) {
     split(epoch_results(), m_good_points, m_bad_points);
+    choose_widths();
     if (m_settings.avoid_failures) {
       absorb_failures();
     }

@@ -55,6 +55,7 @@ private:
   void on_start() override;
   void on_tell(std::size_t index, double time_ms) override;
   void fit();
+  void choose_widths();
   [[nodiscard]] double score(std::size_t index) const;
   void split(std::vector<observation> obs, points &good, points &bad) const;
   // Sum of the product kernels of centres[from..] at `d`; the uniform density over the product.
@@ -95,6 +96,8 @@ private:
   std::vector<std::vector<double>> m_log_ratio; // per parameter: log good - log bad
   // Multivariate: kernel tables per parameter ([centre][position]) and the groups' digits.
   std::vector<std::vector<std::vector<double>>> m_kernel;
+  // Per ordered parameter, the kernel tables of the widths `choose_widths` picks from.
+  std::vector<std::vector<std::vector<std::vector<double>>>> m_kernel_widths;
   points m_good_points;
   points m_bad_points;
   // `avoid_failures`: every told config that failed and every one that succeeded (all epochs),
