@@ -108,6 +108,19 @@ std::vector<transfer_source> stored_sources(const winner_cache &cache, const fun
   return out;
 }
 
+// Rank 0's `values` on every rank of `comm`: their count, then the values.
+void broadcast_from_rank_zero(communicator &comm, const std::string &what, const char *step,
+                              std::vector<double> &values) {
+  double count = static_cast<double>(values.size());
+  collective(what, step, [&] {
+    comm.broadcast(std::as_writable_bytes(std::span(&count, 1)), 0);
+    values.resize(static_cast<std::size_t>(count));
+    if (!values.empty()) {
+      comm.broadcast(std::as_writable_bytes(std::span(values)), 0);
+    }
+  });
+}
+
 } // namespace
 
 std::vector<config> start_configs(const search_settings &settings,
@@ -126,14 +139,7 @@ std::vector<config> start_configs(const search_settings &settings,
     }
   }
   if (comm.size() > 1) {
-    double count = static_cast<double>(picked.size());
-    collective(what, "broadcast of the search's start points", [&] {
-      comm.broadcast(std::as_writable_bytes(std::span(&count, 1)), 0);
-      picked.resize(static_cast<std::size_t>(count));
-      if (!picked.empty()) {
-        comm.broadcast(std::as_writable_bytes(std::span(picked)), 0);
-      }
-    });
+    broadcast_from_rank_zero(comm, what, "broadcast of the search's start points", picked);
   }
   std::vector<config> out;
   for (double i : picked) {
@@ -167,14 +173,7 @@ std::vector<transfer_source> transfer_sources(const search_settings &settings,
       flat.push_back(e.time_ms);
     }
   }
-  double count = static_cast<double>(flat.size());
-  collective(what, "broadcast of the search's transfer sources", [&] {
-    comm.broadcast(std::as_writable_bytes(std::span(&count, 1)), 0);
-    flat.resize(static_cast<std::size_t>(count));
-    if (!flat.empty()) {
-      comm.broadcast(std::as_writable_bytes(std::span(flat)), 0);
-    }
-  });
+  broadcast_from_rank_zero(comm, what, "broadcast of the search's transfer sources", flat);
   sources.clear();
   for (std::size_t at = 0; at < flat.size();) {
     transfer_source src;
