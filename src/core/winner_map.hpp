@@ -83,6 +83,9 @@ public:
   /// Drops the winners of `keys` (keys not in the map are ignored). Not safe against concurrent
   /// `find`; as with `clear`, the winners themselves stay alive until the map is destroyed.
   void erase(const std::vector<key> &keys) {
+    if (keys.empty()) {
+      return;
+    }
     const std::lock_guard lock(m_mutex);
     const table *old = m_table.load(std::memory_order_relaxed);
     auto dropped = [&](const key &k) {
@@ -101,8 +104,7 @@ public:
       }
       for (const node *v : visible) {
         if (dropped(v->k)) {
-          m_retired.push_back(v->w);
-          continue;
+          continue; // its node stays in the old table, which m_owned keeps
         }
         auto &head = t->buckets[v->hash & t->mask];
         auto n =

@@ -48,6 +48,27 @@ TEST_F(winner_memo_test, a_forgotten_winner_is_never_served_again) {
   EXPECT_EQ(f.tuner().searches(), 2U);
 }
 
+TEST_F(winner_memo_test, forgetting_some_keys_drops_theirs_only_and_the_memo_follows) {
+  auto f = make();
+  EXPECT_EQ(f(1), 513);
+  EXPECT_EQ(f(2), 514);
+  EXPECT_EQ(f(3), 515);
+  tunekit::detail::tuner_access::remember(f.tuner(), key{3}, config{{"BLOCK", 1024}});
+  EXPECT_EQ(f(2), 514); // the memo now holds key 2
+  EXPECT_EQ(f(2), 514);
+  f.tuner().forget({key{2}, key{3}, key{99}}); // key 99 was never resolved
+  EXPECT_NE(f.tuner().find(key{1}), nullptr);
+  EXPECT_EQ(f.tuner().find(key{2}), nullptr);
+  EXPECT_EQ(f.tuner().find(key{3}), nullptr); // the replacement and the original both gone
+  EXPECT_EQ(f(1), 513);
+  EXPECT_EQ(f.tuner().last_source(), source::memory);
+  EXPECT_EQ(f(2), 514); // not served from the memo: searched again
+  EXPECT_EQ(f.tuner().last_source(), source::search);
+  EXPECT_EQ(f.tuner().searches(), 4U);
+  f.tuner().forget(std::vector<key>{}); // nothing to drop
+  EXPECT_NE(f.tuner().find(key{1}), nullptr);
+}
+
 TEST_F(winner_memo_test, a_replaced_winner_is_served_at_once) {
   auto f = make();
   EXPECT_EQ(f(1), 513);
