@@ -154,21 +154,23 @@ tunekit::tuner_options options(const settings &s, tunekit::communicator &comm,
   return o;
 }
 
+// The tuned function: a run sleeps for the config's simulated time, added to `out.measure_s`.
+auto sleeping_run(const settings &s, section &out) {
+  return [&s, &out](std::int64_t n, const tunekit::config &c) {
+    const auto t0 = clock_type::now();
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(s.run_ms * cost(c, n)));
+    out.measure_s += seconds_since(t0);
+    return c.to_string();
+  };
+}
+
 section split_search(const settings &s, tunekit::communicator &comm) {
   section out;
   auto o = options(s, comm, "split");
   o.parallel_split = true;
   auto tuned = tunekit::autotune(
       "scaling.split", big_space(), [](std::int64_t n) { return tunekit::key{n}; },
-      tunekit::keep_all{},
-      [&](std::int64_t n, const tunekit::config &c) {
-        const auto t0 = clock_type::now();
-        std::this_thread::sleep_for(
-            std::chrono::duration<double, std::milli>(s.run_ms * cost(c, n)));
-        out.measure_s += seconds_since(t0);
-        return c.to_string();
-      },
-      o);
+      tunekit::keep_all{}, sleeping_run(s, out), o);
   comm.barrier();
   const auto t0 = clock_type::now();
   out.winners = tuned(std::int64_t{7});
@@ -182,15 +184,7 @@ section campaign(const settings &s, tunekit::communicator &comm, std::size_t sha
   auto o = options(s, comm, "campaign");
   auto tuned = tunekit::autotune(
       "scaling.campaign", small_space(), [](std::int64_t n) { return tunekit::key{n}; },
-      tunekit::keep_all{},
-      [&](std::int64_t n, const tunekit::config &c) {
-        const auto t0 = clock_type::now();
-        std::this_thread::sleep_for(
-            std::chrono::duration<double, std::milli>(s.run_ms * cost(c, n)));
-        out.measure_s += seconds_since(t0);
-        return c.to_string();
-      },
-      o);
+      tunekit::keep_all{}, sleeping_run(s, out), o);
   std::vector<std::tuple<std::int64_t>> calls;
   for (std::size_t k = 0; k < shapes; ++k) {
     calls.emplace_back(static_cast<std::int64_t>(100 + k));
