@@ -65,10 +65,11 @@ struct search_evaluation {
 
 /// Configs recorded for the same function elsewhere (another device, another key): a start that
 /// is taken only as far as it proves right here. Its first point is measured first, like a start
-/// point; each further point only once the source agrees with this device (`transfer_agrees`):
-/// what it measured ranks the configs measured here as they ranked here, or, where it measured too
-/// few of them, its best point measured here is among the best found here. So another device's
-/// winners lead a search where devices agree, and cost one evaluation where they do not.
+/// point, but the strategy is told its results, and its further points are measured, only once
+/// the source agrees with this device (`transfer_agrees`): what it measured ranks the configs
+/// measured here as they ranked here, or, where it measured too few of them, its best point
+/// measured here is among the best found here. So another device's winners lead a search where
+/// devices agree, and cost one evaluation, without steering the strategy, where they do not.
 struct transfer_source {
   /// Valid indices of its configs to start from, best first (e.g. `distinct_best`).
   std::vector<std::size_t> points{};
@@ -109,8 +110,8 @@ struct search_options {
   /// pass the same). Each source's first point is measured after `start_points`; its further
   /// points only while it agrees with the results here (`transfer_source`).
   std::vector<transfer_source> transfer{};
-  /// The rank correlation a source's times must have with the times here for its further points
-  /// to be measured (`transfer_agrees`).
+  /// The rank correlation a source's times must have with the times here for its results to be
+  /// told to the strategy and its further points measured (`transfer_agrees`).
   double transfer_agreement = 0.5;
   /// Called after each batch with this rank's wish to stop for wall time; returns the decision all
   /// ranks take (e.g. a MAX all-reduce of the flag). Unset: the local wish decides.
