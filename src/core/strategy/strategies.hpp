@@ -65,15 +65,22 @@ struct tpe_settings {
   bool multivariate = false;
   /// Kernel width over ordered positions.
   double bandwidth = 1.0;
+  /// Numeric domains of fewer values start with an exact-match kernel, as categories have: over
+  /// three or four values a Gaussian of width 1 spreads most of an observation onto its
+  /// neighbours, and such small domains are often switches between methods (pnpoly's
+  /// `between_method`, 0-3) whose order means nothing. With `narrow_bandwidth` on, the good
+  /// configs may widen it to the Gaussian of `bandwidth`.
+  std::size_t fewest_ordered = 3;
   /// Share of each multivariate kernel spread uniformly over the domain.
   double smoothing = 0.1;
   /// Kernel width chosen per ordered parameter from the measurements (multivariate only; 0: off,
   /// every parameter keeps `bandwidth`): at each fit, each ordered parameter takes the width,
-  /// `bandwidth` or this one, under which the good group's configs explain each other best (the
+  /// `bandwidth` or this one (an exact match or `bandwidth` for domains of fewer than
+  /// `fewest_ordered` values), under which the good group's configs explain each other best (the
   /// leave-one-out log-likelihood of the group's mixture, the other parameters' kernels as they
-  /// are), once the group has four configs. Time that is smooth along a parameter (block and tile
-  /// sizes of a convolution) keeps the wide kernel; time that turns on exact values (pnpoly's)
-  /// gets the narrow one.
+  /// are), once the group has four configs; before, the first. Time that is smooth along a
+  /// parameter (block and tile sizes of a convolution) keeps the wide kernel; time that turns on
+  /// exact values (pnpoly's) gets the narrow one.
   double narrow_bandwidth = 0;
   /// Trust region: after this many told configs without a new best (0: never), the next proposal
   /// is the unseen Hamming neighbour of the best config with the best density ratio, until that
@@ -121,6 +128,7 @@ struct hybrid_settings : tpe_settings {
     polish = 100;           // up to 100 proposals around each best (50 too few, 150 no better)
     avoid_failures = true;  // where configs failed, fewer proposals
     narrow_bandwidth = 0.5; // per ordered parameter, the width of 1 or 0.5 the good configs favour
+    fewest_ordered = 5; // numeric domains of 3 or 4 values: exact first, wide if it explains more
   }
 };
 [[nodiscard]] std::unique_ptr<strategy> make_hybrid_strategy(const hybrid_settings &settings = {});

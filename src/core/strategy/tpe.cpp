@@ -14,18 +14,23 @@ namespace tunekit::detail {
 void tpe_strategy::on_start() {
   const search_space &s = space();
   m_ordinal = ordinal_parameters(s);
+  m_spread_kernel = m_ordinal;
+  for (std::size_t p = 0; p < s.dimensions(); ++p) {
+    m_spread_kernel[p] = m_ordinal[p] && s.domain_size(p) >= m_settings.fewest_ordered;
+  }
   // The kernel of an observation at position j ([j][i], normalised over the domain): a discrete
-  // Gaussian over ordered positions, an exact match elsewhere; the multivariate densities spread a
-  // share of it uniformly (the independent ones add a uniform prior instead).
+  // Gaussian over the ordered positions of a domain of `fewest_ordered` values or more, an exact
+  // match elsewhere; the multivariate densities spread a share of it uniformly (the independent
+  // ones add a uniform prior instead).
   const double smoothing = m_settings.multivariate ? m_settings.smoothing : 0.0;
-  auto table = [&](std::size_t p, double bandwidth) {
+  auto table = [&](std::size_t p, double bandwidth, bool spread) {
     const std::size_t m = s.domain_size(p);
     std::vector<std::vector<double>> t(m, std::vector<double>(m, 0.0));
     for (std::size_t j = 0; j < m; ++j) {
       double total = 0;
       for (std::size_t i = 0; i < m; ++i) {
         const double dist = (static_cast<double>(i) - static_cast<double>(j)) / bandwidth;
-        t[j][i] = m_ordinal[p] ? std::exp(-0.5 * dist * dist) : (i == j ? 1.0 : 0.0);
+        t[j][i] = spread ? std::exp(-0.5 * dist * dist) : (i == j ? 1.0 : 0.0);
         total += t[j][i];
       }
       for (double &k : t[j]) {
@@ -37,9 +42,13 @@ void tpe_strategy::on_start() {
   m_kernel.assign(s.dimensions(), {});
   m_kernel_widths.assign(s.dimensions(), {});
   for (std::size_t p = 0; p < s.dimensions(); ++p) {
-    m_kernel[p] = table(p, m_settings.bandwidth);
+    m_kernel[p] = table(p, m_settings.bandwidth, m_spread_kernel[p]);
     if (m_settings.narrow_bandwidth > 0 && m_settings.multivariate && m_ordinal[p]) {
-      m_kernel_widths[p] = {m_kernel[p], table(p, m_settings.narrow_bandwidth)};
+      // Large domains: the width, wide or narrow. Small ones: exact, or the wide Gaussian where
+      // the good configs say that time is smooth along them after all.
+      m_kernel_widths[p] = {m_kernel[p], m_spread_kernel[p]
+                                             ? table(p, m_settings.narrow_bandwidth, true)
+                                             : table(p, m_settings.bandwidth, true)};
     }
   }
   m_good.clear();

@@ -18,9 +18,9 @@ namespace tunekit::detail {
 
 /// Tree-structured Parzen estimator over the discrete space. The told configs are split into a
 /// good group (the best `gamma` share) and the rest; each group gets a density over the space
-/// built from kernels (a discrete Gaussian over the ordered positions of numeric domains, an exact
-/// match for other domains). Candidates are drawn from the good density and the valid unseen one
-/// with the best density ratio good/rest is proposed.
+/// built from kernels (a discrete Gaussian over the ordered positions of numeric domains of at
+/// least `fewest_ordered` values, an exact match for other domains). Candidates are drawn from the
+/// good density and the valid unseen one with the best density ratio good/rest is proposed.
 ///
 /// "tpe" uses independent per-parameter densities with a uniform prior (as Optuna's default).
 /// "hybrid" uses multivariate densities (a mixture of product kernels centred on the told
@@ -91,7 +91,8 @@ private:
 
   std::string m_name;
   tpe_settings m_settings;
-  std::vector<bool> m_ordinal;                  // per parameter
+  std::vector<bool> m_ordinal;                  // per parameter: numbers in order
+  std::vector<bool> m_spread_kernel;            // per parameter: a kernel over positions
   std::vector<std::vector<double>> m_good;      // per parameter: density of the good group
   std::vector<std::vector<double>> m_log_ratio; // per parameter: log good - log bad
   // Multivariate: kernel tables per parameter ([centre][position]) and the groups' digits.
