@@ -63,6 +63,10 @@ void tpe_strategy::on_start() {
   m_epoch_start = 0;
   m_epoch_best.reset();
   m_polish_used = 0;
+  m_proposed.clear();
+  m_awaited.clear();
+  m_landed = {};
+  m_missed = {};
 }
 
 std::vector<observation> tpe_strategy::epoch_results() const {
@@ -72,6 +76,7 @@ std::vector<observation> tpe_strategy::epoch_results() const {
 }
 
 void tpe_strategy::on_tell(std::size_t index, double time_ms) {
+  count_landing(index, time_ms);
   const observation o{index, time_ms};
   if (improves(o, m_epoch_best)) {
     m_epoch_best = o;
@@ -395,6 +400,14 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
       m_fitted_at = SIZE_MAX;
       continue;
     }
+    if (m_settings.main_effects > 0 && rng().chance(main_effects_share())) {
+      if (auto r = propose_main_effects()) {
+        mark_pending(*r);
+        m_awaited[*r] = 1;
+        out.push_back(*r);
+        continue;
+      }
+    }
     std::vector<std::size_t> pool;
     for (std::size_t k = 0; k < m_settings.candidates; ++k) {
       const std::size_t c = draw_good();
@@ -447,6 +460,12 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
     }
     mark_pending(pick);
     out.push_back(pick);
+    if (m_settings.main_effects > 0) {
+      m_awaited[pick] = 0;
+    }
+  }
+  if (m_settings.main_effects > 0) {
+    m_proposed.insert(out.begin(), out.end());
   }
   return out;
 }

@@ -6,12 +6,14 @@
 #include "strategies.hpp"
 #include "strategy_base.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tunekit::detail {
@@ -83,8 +85,13 @@ private:
   [[nodiscard]] std::optional<std::size_t> draw_unseen_avoiding();
   [[nodiscard]] std::vector<observation> epoch_results() const;
 
-  // hybrid.cpp: the space-filling start, the trust region and the polish.
+  // hybrid.cpp: the space-filling start, the trust region, the polish and the main effects.
   [[nodiscard]] std::optional<std::size_t> draw_spread(std::span<const std::size_t> batch);
+  // The additive model's proposal, or nothing (too few results of its own, nothing unseen).
+  [[nodiscard]] std::optional<std::size_t> propose_main_effects();
+  // The share of proposals the additive model gets now; counts a told proposal for its kind.
+  [[nodiscard]] double main_effects_share() const;
+  void count_landing(std::size_t index, double time_ms);
   [[nodiscard]] std::optional<std::size_t> refine();
   [[nodiscard]] std::optional<std::size_t> polish();
   [[nodiscard]] std::vector<std::size_t> radius_two(std::size_t centre);
@@ -120,6 +127,13 @@ private:
   std::size_t m_epoch_start = 0;
   std::optional<observation> m_epoch_best;
   std::size_t m_polish_used = 0; // proposals around best(), the centre of the polish
+  // `main_effects`: the configs this strategy proposed (looked up, never iterated), and of those
+  // not yet told, which kind proposed them (0 the model, 1 the additive model); per kind, the
+  // told proposals that landed in the best quarter of the results and those that did not.
+  std::unordered_set<std::size_t> m_proposed;
+  std::unordered_map<std::size_t, std::size_t> m_awaited;
+  std::array<double, 2> m_landed{};
+  std::array<double, 2> m_missed{};
 };
 
 } // namespace tunekit::detail

@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <set>
+#include <string>
 
 namespace {
 
@@ -283,12 +285,13 @@ TEST(hybrid, without_failures_the_failure_model_changes_nothing) {
 // after 40 evaluations over 20 seeds, with the width chosen from the measurements (the default)
 // and with the wide kernel only: choosing never loses on the smooth space and wins on the other.
 double mean_best_after(const search_space &s, const tunekit::batch_evaluator &times,
-                       const tunekit::detail::hybrid_settings &settings) {
+                       const tunekit::detail::hybrid_settings &settings,
+                       std::size_t evaluations = 40) {
   double total = 0;
   for (std::uint64_t seed = 0; seed < 20; ++seed) {
     auto strat = tunekit::detail::make_hybrid_strategy(settings);
-    total +=
-        tunekit::run_search(s, *strat, {.max_evaluations = 40}, times, {.seed = seed}).best_time_ms;
+    total += tunekit::run_search(s, *strat, {.max_evaluations = evaluations}, times, {.seed = seed})
+                 .best_time_ms;
   }
   return total / 20;
 }
@@ -318,8 +321,11 @@ TEST(hybrid, chooses_a_narrow_kernel_where_time_turns_on_exact_values) {
       return out;
     };
   };
+  // The kernels alone: these spaces are sums over the parameters, which the additive model of
+  // main effects would solve with either kernel.
   tunekit::detail::hybrid_settings chosen;
-  tunekit::detail::hybrid_settings wide;
+  chosen.main_effects = 0;
+  tunekit::detail::hybrid_settings wide = chosen;
   wide.narrow_bandwidth = 0;
   ASSERT_GT(chosen.narrow_bandwidth, 0.0);
   const double smooth_chosen = mean_best_after(s, time_of(false), chosen);
@@ -332,6 +338,43 @@ TEST(hybrid, chooses_a_narrow_kernel_where_time_turns_on_exact_values) {
   EXPECT_LT(exact_chosen, exact_wide);
 }
 
+// `n` switches of four numeric values (0-3), named A, B, ...
+search_space switches(std::size_t n) {
+  std::vector<tunekit::parameter> params;
+  for (std::size_t p = 0; p < n; ++p) {
+    params.push_back({std::string(1, static_cast<char>('A' + p)), {0, 1, 2, 3}});
+  }
+  return search_space::product(params, {});
+}
+
+// Time 1 plus what each switch's value costs (`cost(switch, value)`).
+tunekit::batch_evaluator
+sum_over_switches(const search_space &s,
+                  const std::function<double(std::size_t, std::uint32_t)> &cost) {
+  return [&s, cost](std::span<const std::size_t> batch) {
+    std::vector<double> out;
+    for (auto i : batch) {
+      double t = 1;
+      for (std::size_t p = 0; p < s.dimensions(); ++p) {
+        t += cost(p, static_cast<std::uint32_t>(s.digit(i, p)));
+      }
+      out.push_back(t);
+    }
+    return out;
+  };
+}
+
+// The mean best time after `evaluations` (mean_best_after) is lower with `first` than `second`.
+void expect_lower_with_first(const search_space &s, const tunekit::batch_evaluator &times,
+                             const tunekit::detail::hybrid_settings &first,
+                             const tunekit::detail::hybrid_settings &second,
+                             std::size_t evaluations, const char *what) {
+  const double a = mean_best_after(s, times, first, evaluations);
+  const double b = mean_best_after(s, times, second, evaluations);
+  std::printf("mean best after %zu, %s: %.3f / %.3f\n", evaluations, what, a, b);
+  EXPECT_LT(a, b) << what;
+}
+
 // Method switches: six numeric parameters of four values (0-3) whose order means nothing. Each
 // has one right value; of the wrong ones, the right value's neighbours in order are the slowest.
 // A Gaussian over positions would carry a good config's weight onto exactly those neighbours, so
@@ -339,42 +382,68 @@ TEST(hybrid, chooses_a_narrow_kernel_where_time_turns_on_exact_values) {
 // it here): over 20 seeds the mean best time after 25 evaluations is lower than with a kernel over
 // their positions from the start.
 TEST(hybrid, starts_small_numeric_domains_with_an_exact_kernel) {
-  const std::vector<tunekit::value> four = {0, 1, 2, 3};
-  const auto s = search_space::product(
-      {{"A", four}, {"B", four}, {"C", four}, {"D", four}, {"E", four}, {"F", four}}, {});
+  const auto s = switches(6);
+  const std::uint32_t right[6] = {0, 3, 1, 2, 0, 3};
+  const auto times = sum_over_switches(s, [&](std::size_t p, std::uint32_t v) {
+    const auto d = v > right[p] ? v - right[p] : right[p] - v;
+    return d == 0 ? 0.0 : d == 1 ? 1.0 : 0.5; // next to the right value: slowest
+  });
+  tunekit::detail::hybrid_settings exact;
+  exact.main_effects = 0; // the kernels alone, as above
+  tunekit::detail::hybrid_settings spread = exact;
+  spread.fewest_ordered = 3;
+  ASSERT_GT(exact.fewest_ordered, 4U);
+  expect_lower_with_first(s, times, exact, spread, 25, "exact kernel / kernel over positions");
+}
+
+// Main effects: eight switches of four values, each with its own right value and no order among
+// the wrong ones, and time the sum of what each switch costs. Good configs get different switches
+// right; the additive model puts together what each got right, which a mixture centred on each
+// good config does not. Mean best time after 30 evaluations over 20 seeds, with the additive model
+// (the default) and without: lower with it.
+TEST(hybrid, puts_together_the_values_that_separate_good_configs_got_right) {
+  const auto s = switches(8);
+  const std::uint32_t right[8] = {2, 0, 3, 1, 1, 3, 0, 2};
+  const double wrong[4] = {1.0, 0.6, 0.8, 0.7}; // by the value: no order to follow
+  const auto times = sum_over_switches(
+      s, [&](std::size_t p, std::uint32_t v) { return v == right[p] ? 0.0 : wrong[v]; });
+  tunekit::detail::hybrid_settings with;
+  tunekit::detail::hybrid_settings without;
+  without.main_effects = 0;
+  ASSERT_GT(with.main_effects, 0.0);
+  expect_lower_with_first(s, times, with, without, 30, "with main effects / without");
+}
+
+// The additive model's proposals and the share it gets are the same for the same seed (every rank
+// of a split search proposes alike), also in batches.
+TEST(hybrid, main_effects_propose_the_same_configs_for_the_same_seed) {
+  const std::vector<tunekit::value> six = {0, 1, 2, 3, 4, 5};
+  const auto s = search_space::product({{"A", six}, {"B", six}, {"C", six}, {"D", six}}, {});
   const tunekit::batch_evaluator times = [&s](std::span<const std::size_t> batch) {
     std::vector<double> out;
     for (auto i : batch) {
-      const auto c = s.to_config(i);
-      const std::int64_t right[6] = {0, 3, 1, 2, 0, 3};
-      const char *names[6] = {"A", "B", "C", "D", "E", "F"};
       double t = 1;
-      for (int p = 0; p < 6; ++p) {
-        const auto d = std::llabs(c.get_int(names[p]) - right[p]);
-        t += d == 0 ? 0.0 : d == 1 ? 1.0 : 0.5; // next to the right value: slowest
+      for (std::size_t p = 0; p < 4; ++p) {
+        t += static_cast<double>((s.digit(i, p) * 7 + p) % 6) * 0.3;
       }
       out.push_back(t);
     }
     return out;
   };
-  auto mean_best = [&](const tunekit::detail::hybrid_settings &settings) {
-    double total = 0;
-    for (std::uint64_t seed = 0; seed < 20; ++seed) {
-      auto strat = tunekit::detail::make_hybrid_strategy(settings);
-      total += tunekit::run_search(s, *strat, {.max_evaluations = 25}, times, {.seed = seed})
-                   .best_time_ms;
+  for (std::size_t batch : {std::size_t{1}, std::size_t{4}}) {
+    auto run = [&] {
+      auto strat = tunekit::make_strategy("hybrid");
+      return tunekit::run_search(s, *strat, {.max_evaluations = 80}, times,
+                                 {.seed = 7, .batch_size = batch})
+          .history;
+    };
+    const auto a = run();
+    const auto b = run();
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      EXPECT_EQ(a[k].index, b[k].index) << "evaluation " << k << ", batch " << batch;
     }
-    return total / 20;
-  };
-  tunekit::detail::hybrid_settings exact;
-  tunekit::detail::hybrid_settings spread;
-  spread.fewest_ordered = 3;
-  ASSERT_GT(exact.fewest_ordered, 4U);
-  const double with_exact = mean_best(exact);
-  const double with_spread = mean_best(spread);
-  std::printf("mean best after 25: exact kernel %.3f, kernel over positions %.3f\n", with_exact,
-              with_spread);
-  EXPECT_LT(with_exact, with_spread);
+  }
 }
 
 } // namespace
