@@ -78,9 +78,9 @@ struct tpe_settings {
   /// `bandwidth` or this one (an exact match or `bandwidth` for domains of fewer than
   /// `fewest_ordered` values), under which the good group's configs explain each other best (the
   /// leave-one-out log-likelihood of the group's mixture, the other parameters' kernels as they
-  /// are), once the group has four configs; before, the first. Time that is smooth along a
-  /// parameter (block and tile sizes of a convolution) keeps the wide kernel; time that turns on
-  /// exact values (pnpoly's) gets the narrow one.
+  /// are), once the group has four configs (before that, the kernel it starts with). Time that is
+  /// smooth along a parameter (block and tile sizes of a convolution) keeps the wide kernel; time
+  /// that turns on exact values (pnpoly's) gets the narrow one.
   double narrow_bandwidth = 0;
   /// Main effects (multivariate only; 0: off): once the model runs, this share of proposals comes
   /// from an additive model of log time, one effect per parameter value (ridge-shrunk, fitted by

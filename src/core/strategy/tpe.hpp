@@ -42,7 +42,8 @@ namespace tunekit::detail {
 /// Late in a search (from `polish_after` told configs) it polishes the best config told so far:
 /// up to `polish` proposals in its radius-two neighbourhood, where an isolated optimum two
 /// parameters away from a broad basin lies that neither the model nor the radius-one trust region
-/// reaches.
+/// reaches. A share of its proposals (`main_effects`) comes from an additive model of log time,
+/// which puts together the values that separate good configs got right.
 class tpe_strategy final : public strategy_base {
 public:
   tpe_strategy(std::string_view name, const tpe_settings &settings)
