@@ -14,10 +14,6 @@ namespace tunekit::detail {
 void tpe_strategy::on_start() {
   const search_space &s = space();
   m_ordinal = ordinal_parameters(s);
-  m_spread_kernel = m_ordinal;
-  for (std::size_t p = 0; p < s.dimensions(); ++p) {
-    m_spread_kernel[p] = m_ordinal[p] && s.domain_size(p) >= m_settings.fewest_ordered;
-  }
   // The kernel of an observation at position j ([j][i], normalised over the domain): a discrete
   // Gaussian over the ordered positions of a domain of `fewest_ordered` values or more, an exact
   // match elsewhere; the multivariate densities spread a share of it uniformly (the independent
@@ -42,13 +38,14 @@ void tpe_strategy::on_start() {
   m_kernel.assign(s.dimensions(), {});
   m_kernel_widths.assign(s.dimensions(), {});
   for (std::size_t p = 0; p < s.dimensions(); ++p) {
-    m_kernel[p] = table(p, m_settings.bandwidth, m_spread_kernel[p]);
+    // A kernel over positions: ordered values, enough of them.
+    const bool spread = m_ordinal[p] && s.domain_size(p) >= m_settings.fewest_ordered;
+    m_kernel[p] = table(p, m_settings.bandwidth, spread);
     if (m_settings.narrow_bandwidth > 0 && m_settings.multivariate && m_ordinal[p]) {
       // Large domains: the width, wide or narrow. Small ones: exact, or the wide Gaussian where
       // the good configs say that time is smooth along them after all.
-      m_kernel_widths[p] = {m_kernel[p], m_spread_kernel[p]
-                                             ? table(p, m_settings.narrow_bandwidth, true)
-                                             : table(p, m_settings.bandwidth, true)};
+      m_kernel_widths[p] = {m_kernel[p], spread ? table(p, m_settings.narrow_bandwidth, true)
+                                                : table(p, m_settings.bandwidth, true)};
     }
   }
   m_good.clear();

@@ -100,7 +100,6 @@ private:
   std::string m_name;
   tpe_settings m_settings;
   std::vector<bool> m_ordinal;                  // per parameter: numbers in order
-  std::vector<bool> m_spread_kernel;            // per parameter: a kernel over positions
   std::vector<std::vector<double>> m_good;      // per parameter: density of the good group
   std::vector<std::vector<double>> m_log_ratio; // per parameter: log good - log bad
   // Multivariate: kernel tables per parameter ([centre][position]) and the groups' digits.
