@@ -11,8 +11,10 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tunekit::detail {
 
@@ -185,26 +187,32 @@ std::vector<const candidate_record *> reuse_plan(const search_request &in) {
 // Measures the candidates of `batch` this rank owns (the j-th belongs to rank j % size with the
 // split, else to every rank), then reduces the batch's times across ranks, worst rank counting; one
 // more element carries "a rank hit a fatal failure", so that every rank stops together.
-// `handed_over`: the preparer already has the batch (it got it when the candidates were proposed).
+// `handed_over(i)`: the preparer already has candidate i (it got it when it was proposed); null:
+// none of them.
 std::vector<double> measure_batch(const search_request &in, std::span<const std::size_t> batch,
-                                  batch_state &st, bool handed_over = false) {
+                                  batch_state &st,
+                                  const std::function<bool(std::size_t)> &handed_over = {}) {
   const int rank = in.comm.rank();
   const int size = in.comm.size();
   const bool split = in.parallel_split && size > 1;
   auto mine = [&](std::size_t j) { return !split || static_cast<int>(j % size) == rank; };
   candidate_preparer *preparer = in.measure.preparer;
-  std::vector<config> ahead;
+  std::vector<config> own;
   if (preparer != nullptr && !st.fatal) {
+    std::vector<config> left; // not handed over yet
     for (std::size_t j = 0; j < batch.size(); ++j) {
       if (mine(j)) {
-        ahead.push_back(in.candidates[batch[j]]);
+        own.push_back(in.candidates[batch[j]]);
+        if (!handed_over || !handed_over(batch[j])) {
+          left.push_back(own.back());
+        }
       }
     }
-    if (!handed_over) {
-      preparer->prepare(ahead);
+    if (!left.empty()) {
+      preparer->prepare(left);
     }
   }
-  st.observer->batch_started(ahead);
+  st.observer->batch_started(own);
   std::vector<double> times(batch.size() + 1, infinity);
   for (std::size_t j = 0; j < batch.size(); ++j) {
     const std::size_t i = batch[j];
@@ -323,16 +331,33 @@ search_record measure_with_strategy(const search_request &in, const search_space
   so.transfer = transfer_sources(settings, in.transfer.cache, in.transfer.function, in.transfer.hw,
                                  in.k, space, in.transfer.use_disk_cache, in.comm, in.what);
   auto candidate = [&](std::size_t index) { return kept[*space.position_of(index)]; };
-  if (in.measure.preparer != nullptr && so.lookahead > 0 &&
-      !(in.parallel_split && in.comm.size() > 1)) {
-    // Proposals are prepared when made, ahead of their batch.
-    so.on_propose = [&](std::span<const std::size_t> indices) {
+  // Proposals are prepared when made, ahead of their batch. With the split, each rank prepares
+  // the proposals it will measure: the j-th of a batch is rank j % size's, and a proposal's place
+  // in its batch follows from its place in the queue while the batches before it are full. Where
+  // that does not hold (a short batch), a rank prepares its own candidates when their batch comes.
+  const bool split = in.parallel_split && in.comm.size() > 1;
+  std::unordered_set<std::size_t> handed; // candidates handed to the preparer ahead (split)
+  if (in.measure.preparer != nullptr && so.lookahead > 0) {
+    const auto size = static_cast<std::size_t>(in.comm.size());
+    const auto rank = static_cast<std::size_t>(in.comm.rank());
+    so.on_propose = [&, size, rank](std::span<const std::size_t> indices, std::size_t queued) {
       std::vector<config> ahead;
-      for (auto index : indices) {
-        ahead.push_back(in.candidates[candidate(index)]);
+      for (std::size_t j = 0; j < indices.size(); ++j) {
+        const std::size_t i = candidate(indices[j]);
+        if (split && ((queued + j) % so.batch_size) % size != rank) {
+          continue;
+        }
+        ahead.push_back(in.candidates[i]);
+        if (split) {
+          handed.insert(i);
+        }
       }
       in.measure.preparer->prepare(ahead);
     };
+  }
+  std::function<bool(std::size_t)> handed_over;
+  if (so.on_propose) {
+    handed_over = [&, split](std::size_t i) { return !split || handed.contains(i); };
   }
   so.agree_stop = [&](bool wish) {
     std::vector<double> flag{wish ? 1.0 : 0.0};
@@ -348,7 +373,7 @@ search_record measure_with_strategy(const search_request &in, const search_space
         for (auto index : indices) {
           batch.push_back(candidate(index));
         }
-        return measure_batch(in, batch, st, static_cast<bool>(so.on_propose));
+        return measure_batch(in, batch, st, handed_over);
       },
       so);
   search_record rec;

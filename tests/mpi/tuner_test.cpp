@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -671,6 +673,74 @@ TEST(MultiRankTuner, StrategySearchesAgreeAcrossRanks) {
       EXPECT_LT(meas->candidates_measured(), e->search->evaluations);
     }
   }
+}
+
+// Records the configs it is handed, call by call.
+class recording_preparer final : public tunekit::candidate_preparer {
+public:
+  void prepare(std::span<const config> configs) override {
+    calls.emplace_back(configs.begin(), configs.end());
+  }
+  [[nodiscard]] std::optional<double> prepare_ms(const config & /*c*/) const override {
+    return 1.0;
+  }
+  std::vector<std::vector<config>> calls;
+};
+
+// With the split and a lookahead, each rank is handed the proposals it will measure as they are
+// made, ahead of their batch (a compile overlaps the measurement, as on one rank), and no other
+// rank's: the first call already holds the share of the batches proposed ahead.
+TEST(MultiRankTuner, SplitRanksPrepareTheirOwnShareAhead) {
+  temp_dir dir;
+  log_capture log;
+  std::vector<tunekit::value> v;
+  for (int i = 0; i < 16; ++i) {
+    v.emplace_back(i);
+  }
+  auto meas = simulated([](const config &c, const key &) {
+    return 1.0 + std::abs(static_cast<double>(c.get_int("x") - 9)) +
+           std::abs(static_cast<double>(c.get_int("y") - 4));
+  });
+  auto prep = std::make_shared<recording_preparer>();
+  auto o = options(dir.path(), meas, log, &world());
+  o.use_disk_cache = false;
+  o.search.budget.max_evaluations = 64;
+  o.search.batch_size = 4;
+  o.search.lookahead = 8;
+  o.search.seed = 5;
+  o.parallel_split = true;
+  o.preparer = prep;
+  auto f = tunekit::autotune(
+      "split_prepare", tunekit::config_space::product({{"x", v}, {"y", v}}),
+      [](int n) { return key{n}; }, tunekit::keep_all{},
+      [](int, const config &c) { return c.get_int("x") * 16 + c.get_int("y"); }, o);
+  static_cast<void>(f(1));
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e.has_value());
+  std::vector<std::string> measured; // by this rank
+  for (const auto &c : e->candidates) {
+    if (!c.measured_on.has_value() || *c.measured_on == world_rank()) {
+      measured.push_back(c.config.to_string());
+    }
+  }
+  std::vector<std::string> handed;
+  for (const auto &call : prep->calls) {
+    for (const auto &c : call) {
+      handed.push_back(c.to_string());
+    }
+  }
+  std::sort(measured.begin(), measured.end());
+  std::sort(handed.begin(), handed.end());
+  EXPECT_EQ(handed, measured); // each of its own once, nothing of another rank's
+  ASSERT_FALSE(prep->calls.empty());
+  // The first proposals: a batch and the lookahead, 12 candidates, this rank's share of them.
+  const auto size = static_cast<std::size_t>(world_size());
+  const auto rank = static_cast<std::size_t>(world_rank());
+  std::size_t share = 0;
+  for (std::size_t j = 0; j < 12; ++j) {
+    share += (j % 4) % size == rank ? 1 : 0;
+  }
+  EXPECT_EQ(prep->calls.front().size(), share);
 }
 
 // Measurements made before on some ranks only: a config is taken when every rank holds it, so

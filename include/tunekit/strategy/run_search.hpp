@@ -101,8 +101,12 @@ struct search_options {
   /// results of the `lookahead` before it. Every rank must use the same.
   std::size_t lookahead = 0;
   /// Called with the candidates (valid, not measured before) as they are proposed, in the order
-  /// they will be measured, before the `evaluate` call that measures them.
-  std::function<void(std::span<const std::size_t>)> on_propose{};
+  /// they will be measured, before the `evaluate` call that measures them, and with `queued`: the
+  /// proposals waiting ahead of the first of them. Each `evaluate` call takes the oldest
+  /// `batch_size`, so the j-th is measured at position (queued + j) % batch_size of its batch
+  /// while the batches before it are full (a batch is short when the strategy proposes fewer than
+  /// asked, or at the end of the budget).
+  std::function<void(std::span<const std::size_t> indices, std::size_t queued)> on_propose{};
   /// Valid indices measured first, e.g. `transfer_indices` of winners of other devices or keys
   /// (counted as evaluations; invalid or repeated ones skipped).
   std::vector<std::size_t> start_points{};

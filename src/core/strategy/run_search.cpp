@@ -198,7 +198,7 @@ public:
       if (queue.size() > queued && m_options.on_propose) {
         const std::vector<std::size_t> proposed(queue.begin() + static_cast<std::ptrdiff_t>(queued),
                                                 queue.end());
-        m_options.on_propose(proposed);
+        m_options.on_propose(proposed, queued);
       }
       if (queue.empty()) {
         if (drained || ++idle > max_idle_asks) {

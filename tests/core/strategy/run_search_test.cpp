@@ -239,7 +239,11 @@ TEST(run_search, lookahead_proposes_and_announces_candidates_before_their_batch)
   tunekit::search_options o;
   o.batch_size = 2;
   o.lookahead = 3;
-  o.on_propose = [&](std::span<const std::size_t> idx) {
+  std::vector<std::size_t> queued_at; // proposals waiting ahead of each announcement's first
+  o.on_propose = [&](std::span<const std::size_t> idx, std::size_t queued) {
+    queued_at.push_back(queued);
+    // Those ahead of them: proposed, not measured yet.
+    EXPECT_EQ(queued, proposed.size() - measured.size());
     // Announced before measured: nothing in them has been evaluated yet.
     for (auto i : idx) {
       EXPECT_EQ(std::count(measured.begin(), measured.end(), i), 0) << i;
