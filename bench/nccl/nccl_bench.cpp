@@ -9,6 +9,7 @@
 // Without MPI (built without it): start one process per GPU with RANK, LOCAL_RANK and WORLD_SIZE
 // set and TUNEKIT_NCCL_ID_FILE naming a file the ranks share for the ncclUniqueId.
 
+#include "bootstrap.hpp"
 #include "device_array.hpp"
 #include "gemm_space.hpp"
 #include "scale_space.hpp"
@@ -44,62 +45,6 @@ using json = nlohmann::json;
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
-
-struct job {
-  int rank = 0;
-  int size = 1;
-  int local_rank = 0;
-  bool mpi = false;
-  tunekit::launcher_info launcher{}; // read once, in bootstrap
-};
-
-// Rank identity and the ncclUniqueId of rank 0, over MPI or a shared file.
-job bootstrap(int &argc, char **&argv, ncclUniqueId &id) {
-  job j;
-  j.launcher = tunekit::launcher_info::from_env();
-#if defined(TUNEKIT_BENCH_WITH_MPI)
-  MPI_Init(&argc, &argv);
-  j.mpi = true;
-  MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &j.size);
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, j.rank, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, &j.local_rank);
-  MPI_Comm_free(&node);
-  if (j.rank == 0) {
-    tunekit::nccl::check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  }
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-#else
-  static_cast<void>(argc);
-  static_cast<void>(argv);
-  const auto &l = j.launcher;
-  j.rank = l.rank;
-  j.size = l.world_size;
-  j.local_rank = l.local_rank;
-  const char *file = std::getenv("TUNEKIT_NCCL_ID_FILE");
-  if (file == nullptr) {
-    throw tunekit::error("built without MPI: set TUNEKIT_NCCL_ID_FILE for the ncclUniqueId");
-  }
-  const std::filesystem::path path(file);
-  if (j.rank == 0) {
-    tunekit::nccl::check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-    const auto tmp = path.string() + ".tmp";
-    std::ofstream(tmp, std::ios::binary).write(reinterpret_cast<const char *>(&id), sizeof id);
-    std::filesystem::rename(tmp, path);
-  } else {
-    const auto until = clock_type::now() + std::chrono::seconds(60);
-    while (!std::filesystem::exists(path)) {
-      if (clock_type::now() > until) {
-        throw tunekit::error("no ncclUniqueId in " + path.string() + " after 60 s");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    std::ifstream(path, std::ios::binary).read(reinterpret_cast<char *>(&id), sizeof id);
-  }
-#endif
-  return j;
 }
 
 json stats_us(std::vector<double> us) {
@@ -283,10 +228,10 @@ int main(int argc, char **argv) {
     }
   }
   ncclUniqueId id{};
-  job jb;
+  bench::job jb;
   int rc = 0;
   try {
-    jb = bootstrap(argc, argv, id);
+    jb = bench::bootstrap(argc, argv, id);
     const int devices = tunekit::cuda::device_count();
     if (devices < 1) {
       throw tunekit::error("no CUDA device visible");

@@ -17,6 +17,8 @@
 //   mpirun -np N ./tunekit_scaling_bench --out scaling-N.json --cache-dir DIR
 //          [--budget 256] [--batch 16] [--run-ms 1.0] [--poll-us 2000]
 
+#include "ranks.hpp"
+
 #include <tunekit/campaign.hpp>
 #include <tunekit/mpi/communicator.hpp>
 #include <tunekit/tunekit.hpp>
@@ -40,10 +42,6 @@
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
 
 struct settings {
   std::string out;
@@ -121,17 +119,6 @@ struct section {
   std::string winners;  // every winner, in order
 };
 
-// The same value on every rank of `comm`: whether `text` is the same everywhere.
-bool same_everywhere(tunekit::communicator &comm, const std::string &text) {
-  // 52 bits of the hash: a double holds them exactly.
-  const auto h = static_cast<double>(std::hash<std::string>{}(text) & ((1ULL << 52) - 1));
-  double lo = h;
-  double hi = h;
-  comm.all_reduce_min(std::span(&lo, 1));
-  comm.all_reduce_max(std::span(&hi, 1));
-  return lo == hi;
-}
-
 tunekit::tuner_options options(const settings &s, tunekit::communicator &comm,
                                const std::string &dir) {
   tunekit::tuner_options o;
@@ -159,7 +146,7 @@ auto sleeping_run(const settings &s, section &out) {
   return [&s, &out](std::int64_t n, const tunekit::config &c) {
     const auto t0 = clock_type::now();
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(s.run_ms * cost(c, n)));
-    out.measure_s += seconds_since(t0);
+    out.measure_s += bench::seconds_since(t0);
     return c.to_string();
   };
 }
@@ -175,7 +162,7 @@ section split_search(const settings &s, tunekit::communicator &comm) {
   const auto t0 = clock_type::now();
   out.winners = tuned(std::int64_t{7});
   comm.barrier();
-  out.wall_s = seconds_since(t0);
+  out.wall_s = bench::seconds_since(t0);
   return out;
 }
 
@@ -192,7 +179,7 @@ section campaign(const settings &s, tunekit::communicator &comm, std::size_t sha
   comm.barrier();
   const auto t0 = clock_type::now();
   static_cast<void>(tunekit::campaign(tuned, calls, {.comm = &comm}));
-  out.wall_s = seconds_since(t0);
+  out.wall_s = bench::seconds_since(t0);
   // Every rank now serves every key from the winner cache.
   for (const auto &[n] : calls) {
     out.winners += tuned(n) + "\n";
@@ -216,7 +203,7 @@ nlohmann::json report(tunekit::communicator &comm, const section &sec) {
           {"measure_s_max_rank", measure_max},
           {"measure_s_min_rank", measure_min},
           {"other_s_max_rank", other},
-          {"same_winners", same_everywhere(comm, sec.winners)}};
+          {"same_winners", bench::same_everywhere(comm, sec.winners)}};
 }
 
 } // namespace
