@@ -83,10 +83,15 @@ if [ "${PY_SECTIONS:-1}" = 1 ] && "$py" -c 'import torch, triton' 2>/dev/null; t
   then
     work=$(mktemp -d /tmp/tunekit-gpu-scaling.XXXXXX)
     for n in 1 "${ranks[@]}"; do
-      ((n > gpus)) && continue
-      say "Python: $n ranks"
+      backend=nccl
+      if ((n > gpus)); then
+        [ "${SHARE_GPUS:-0}" = 1 ] || continue
+        backend=gloo # ranks sharing a GPU: NCCL refuses them
+      fi
+      say "Python: $n ranks over $backend"
       if ! (cd "$work" && "$py" -m torch.distributed.run --standalone --nproc-per-node "$n" \
-        "$root/bench/python/scaling.py" --out "$out/python-$n.json") >"$out/python-$n.log" 2>&1
+        "$root/bench/python/scaling.py" --backend "$backend" --out "$out/python-$n.json") \
+        >"$out/python-$n.log" 2>&1
       then
         say "Python on $n ranks failed (python-$n.log):"
         tail -n 20 "$out/python-$n.log" | sed 's/^/    /'
@@ -115,11 +120,13 @@ for part in ("cpp", "python"):
     if 1 not in runs:
         continue
     for section in ("split_search", "campaign"):
-        base = runs[1][section]["wall_s"]
+        base = runs[1].get("sections", runs[1])[section]["wall_s"]
         for n, r in sorted(runs.items()):
-            s = r[section]
+            s = dict(r.get("sections", r)[section])  # Python's JSON keeps them under "sections"
+            if "compile_s_by_rank" in s:  # Python: a rank's first runs of its configs
+                s["wait_for_compile_s"] = {"max": max(s["compile_s_by_rank"])}
             speedup = base / s["wall_s"]
-            shared = r.get("communicator") == "mpi" and n > 1
+            shared = n > 1 and (r.get("communicator") == "mpi" or r.get("backend") == "gloo")
             ok = ok and s["same_winners"]
             get = lambda k: (f"{s[k]['max']:.2f}" if isinstance(s.get(k), dict)
                              else (f"{s[k]:.2f}" if k in s else "-"))
