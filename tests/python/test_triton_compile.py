@@ -135,6 +135,27 @@ def test_pool_stands_aside_where_it_cannot_work(triton_cache, monkeypatch):
     assert pool.disabled == "TRITON_ALWAYS_COMPILE is set" and launch.runs == []
 
 
+def test_default_workers_divide_the_node_between_its_ranks(monkeypatch):
+    from tunekit.triton import _compile
+
+    for name in _compile._LOCAL_SIZE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 128)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(128)))
+    assert _compile.default_workers() == 32  # alone on the node: the cap
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "8")  # torchrun, 8 ranks on the node
+    assert _compile.default_workers() == 16
+    monkeypatch.delenv("LOCAL_WORLD_SIZE")
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "64")
+    assert _compile.default_workers() == 2
+    # Bound to 12 CPUs by the launcher: its share already.
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(12)))
+    assert _compile.default_workers() == 12
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "not a number")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(128)))
+    assert _compile.default_workers() == 32
+
+
 def test_autotuner_compiles_ahead_through_the_core(triton_cache, tmp_path, monkeypatch):
     import json
 

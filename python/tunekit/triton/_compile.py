@@ -33,12 +33,34 @@ _KERNELS: dict[int, Any] = {}
 _NUMBERS = itertools.count(1)
 
 
+# The launchers' count of this job's processes on this node (torchrun, Open MPI, MPICH / Intel MPI,
+# Slurm), first found first.
+_LOCAL_SIZE_VARIABLES = ("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                         "SLURM_NTASKS_PER_NODE")
+
+
+def _local_ranks() -> int:
+    for name in _LOCAL_SIZE_VARIABLES:
+        try:
+            n = int(os.environ.get(name, ""))
+        except ValueError:
+            continue
+        if n > 0:
+            return n
+    return 1
+
+
 def default_workers() -> int:
-    """One worker per CPU this process may use, at most 32."""
+    """One worker per CPU this process may use, at most 32. Where the process may use every CPU of
+    the node and the launcher started several ranks on it, the CPUs are divided between them, so
+    that eight ranks of a node do not start eight pools of a worker per CPU each (a launcher
+    that binds each rank to its own CPUs has divided them already)."""
     try:
         n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
         n = os.cpu_count() or 1
+    if n >= (os.cpu_count() or n):
+        n //= _local_ranks()
     return max(1, min(32, n))
 
 
