@@ -13,7 +13,8 @@
 #   bash bench/gpu_scaling.sh OUT_DIR [RANKS...]     (default: 2, 4, 8 up to the GPUs visible)
 #
 # Environment: BUILD_DIR (default build-gpu-scaling), SIZE (4096), BUDGET (256), BATCH (16),
-# LOOKAHEAD (16), CAMPAIGN_BUDGET (24), PYTHON (python3; PY_SECTIONS=0 skips Python),
+# LOOKAHEAD (16; the split makes N x as many proposals ahead, each rank's share being this many),
+# CAMPAIGN_BUDGET (24), PYTHON (python3; PY_SECTIONS=0 skips Python),
 # SHARE_GPUS=1 (rank counts above the GPUs run over MPI with ranks sharing GPUs: a check of the
 # logic only, marked "shared" in the table; without it they are skipped). NVLink multicast stays off
 # (NCCL_NVLS_ENABLE=0).

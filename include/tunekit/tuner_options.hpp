@@ -138,7 +138,9 @@ struct search_settings {
   /// Proposals made ahead of the batch being measured (0: none; `search_options::lookahead`): a
   /// `candidate_preparer` gets them when they are proposed, so that their preparation (a compile)
   /// runs while the device measures. The strategy learns a little later in return. Every rank must
-  /// use the same. With the parallel split each rank prepares its share when a batch is measured.
+  /// use the same. With the parallel split (N ranks), N times as many are made ahead and each rank
+  /// is handed its own share of them as they are made: each keeps this many of its own preparing,
+  /// as one rank alone does, though it measures only a share of each batch.
   std::size_t lookahead = 0;
   /// Configs to measure first (e.g. the winners of other devices from artifacts or lookup
   /// tables); those that are not kept candidates are skipped.

@@ -326,7 +326,10 @@ search_record measure_with_strategy(const search_request &in, const search_space
   search_options so;
   so.seed = settings.seed;
   so.batch_size = std::max<std::size_t>(1, settings.batch_size);
-  so.lookahead = settings.lookahead;
+  // Under the split a rank prepares only its share of the proposals made ahead: each keeps
+  // `lookahead` of its own preparing, as one rank alone does.
+  const bool split = in.parallel_split && in.comm.size() > 1;
+  so.lookahead = settings.lookahead * (split ? static_cast<std::size_t>(in.comm.size()) : 1);
   so.start_points = transfer_indices(space, start);
   so.transfer = transfer_sources(settings, in.transfer.cache, in.transfer.function, in.transfer.hw,
                                  in.k, space, in.transfer.use_disk_cache, in.comm, in.what);
@@ -335,7 +338,6 @@ search_record measure_with_strategy(const search_request &in, const search_space
   // the proposals it will measure: the j-th of a batch is rank j % size's, and a proposal's place
   // in its batch follows from its place in the queue while the batches before it are full. Where
   // that does not hold (a short batch), a rank prepares its own candidates when their batch comes.
-  const bool split = in.parallel_split && in.comm.size() > 1;
   std::unordered_set<std::size_t> handed; // candidates handed to the preparer ahead (split)
   if (in.measure.preparer != nullptr && so.lookahead > 0) {
     const auto size = static_cast<std::size_t>(in.comm.size());

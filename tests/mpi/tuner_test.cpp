@@ -689,7 +689,8 @@ public:
 
 // With the split and a lookahead, each rank is handed the proposals it will measure as they are
 // made, ahead of their batch (a compile overlaps the measurement, as on one rank), and no other
-// rank's: the first call already holds the share of the batches proposed ahead.
+// rank's: the first call already holds its share of a batch and of the lookahead, which the split
+// multiplies by the ranks so that each rank keeps as many of its own ahead as one rank alone.
 TEST(MultiRankTuner, SplitRanksPrepareTheirOwnShareAhead) {
   temp_dir dir;
   log_capture log;
@@ -717,6 +718,7 @@ TEST(MultiRankTuner, SplitRanksPrepareTheirOwnShareAhead) {
   static_cast<void>(f(1));
   const auto e = f.tuner().last_search();
   ASSERT_TRUE(e.has_value());
+  ASSERT_TRUE(e->search.has_value());
   std::vector<std::string> measured; // by this rank
   for (const auto &c : e->candidates) {
     if (!c.measured_on.has_value() || *c.measured_on == world_rank()) {
@@ -733,14 +735,16 @@ TEST(MultiRankTuner, SplitRanksPrepareTheirOwnShareAhead) {
   std::sort(handed.begin(), handed.end());
   EXPECT_EQ(handed, measured); // each of its own once, nothing of another rank's
   ASSERT_FALSE(prep->calls.empty());
-  // The first proposals: a batch and the lookahead, 12 candidates, this rank's share of them.
+  // The first proposals: a batch and the lookahead of each rank, 4 + 8 x ranks candidates, this
+  // rank's share of them.
   const auto size = static_cast<std::size_t>(world_size());
   const auto rank = static_cast<std::size_t>(world_rank());
   std::size_t share = 0;
-  for (std::size_t j = 0; j < 12; ++j) {
+  for (std::size_t j = 0; j < 4 + 8 * size; ++j) {
     share += (j % 4) % size == rank ? 1 : 0;
   }
   EXPECT_EQ(prep->calls.front().size(), share);
+  EXPECT_EQ(e->search->lookahead, 8 * size); // as the search ran it
 }
 
 // Measurements made before on some ranks only: a config is taken when every rank holds it, so
