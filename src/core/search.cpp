@@ -396,24 +396,47 @@ search_record measure_with_strategy(const search_request &in, const search_space
 // The re-rank of the leaders (rerank_settings): the measured candidates within the band of the
 // best, measured again in interleaved rounds; the policy's statistic over those runs, worst rank
 // counting, decides among them (`pick`: the winner, an index into `found.records`). Every rank
-// measures every leader (the leaders come from reduced times, so they are the same everywhere) and
-// takes part in one reduction. nullopt when there is nothing to re-rank.
+// measures every leader (the leaders come from reduced times and agreed noise, so they are the
+// same everywhere) and takes part in one reduction. nullopt when there is nothing to re-rank.
 std::optional<rerank_record> rerank_leaders(const search_request &in, const search_result &found,
                                             std::size_t &pick) {
   const rerank_settings &rs = in.settings.rerank;
   if (!(rs.band > 0) || rs.max_leaders < 2 || rs.rounds < 1) {
     return std::nullopt;
   }
-  const candidate_record &winner = found.records[found.winner];
-  const double best = winner.time_ms;
-  // Runs that all took the same time show no noise: measuring them again gives the same order.
-  const auto noisy = [](const candidate_record &r) { return r.stats.max > r.stats.min; };
-  std::vector<std::size_t> leaders;
+  const double best = found.records[found.winner].time_ms;
+  // The candidates within the band, by the reduced times: the same on every rank.
+  std::vector<std::size_t> in_band;
   for (std::size_t i = 0; i < found.records.size(); ++i) {
     const candidate_record &r = found.records[i];
-    if (r.status == candidate_status::ok && r.time_ms <= best * (1 + rs.band) &&
-        (i == found.winner || noisy(r) || noisy(winner))) {
-      leaders.push_back(i);
+    if (r.status == candidate_status::ok && r.time_ms <= best * (1 + rs.band)) {
+      in_band.push_back(i);
+    }
+  }
+  if (in_band.size() < 2) {
+    return std::nullopt;
+  }
+  // Runs that all took the same time show no noise: measuring them again gives the same order. A
+  // rank holds the runs of the candidates it measured only (its share, under the split), and its
+  // own noise, so the ranks agree: a candidate is noisy when its runs varied on any rank.
+  std::vector<double> noisy(in_band.size());
+  for (std::size_t k = 0; k < in_band.size(); ++k) {
+    const sample_stats &st = found.records[in_band[k]].stats;
+    noisy[k] = st.max > st.min ? 1.0 : 0.0;
+  }
+  if (in.comm.size() > 1) {
+    collective(in.what, "agreement on the re-rank's leaders",
+               [&] { in.comm.all_reduce_max(noisy); });
+  }
+  const auto winner_at = std::find(in_band.begin(), in_band.end(), found.winner);
+  if (winner_at == in_band.end()) {
+    return std::nullopt; // not a valid winner: nothing to re-rank it against
+  }
+  const bool winner_noisy = noisy[static_cast<std::size_t>(winner_at - in_band.begin())] > 0;
+  std::vector<std::size_t> leaders;
+  for (std::size_t k = 0; k < in_band.size(); ++k) {
+    if (in_band[k] == found.winner || noisy[k] > 0 || winner_noisy) {
+      leaders.push_back(in_band[k]);
     }
   }
   if (leaders.size() < 2) {

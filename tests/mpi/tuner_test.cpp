@@ -747,6 +747,38 @@ TEST(MultiRankTuner, SplitRanksPrepareTheirOwnShareAhead) {
   EXPECT_EQ(e->search->lookahead, 8 * size); // as the search ran it
 }
 
+// With the split, a rank holds the runs of its own share only. The re-rank's leaders (the
+// candidates within the band, where runs varied) are agreed, so every rank re-measures the same
+// leaders, reduces them in one reduction of the same size and picks the same winner.
+TEST(MultiRankTuner, SplitRanksAgreeOnTheReRanksLeaders) {
+  if (world_size() < 2) {
+    GTEST_SKIP() << "needs two ranks";
+  }
+  temp_dir dir;
+  log_capture log;
+  auto meas = simulated(
+      [](const config &c, const key &) { return 1.0 + 0.01 * static_cast<double>(block_index(c)); },
+      0.02, 11 + static_cast<std::uint64_t>(world_rank()));
+  auto o = options(dir.path(), meas, log, &world());
+  o.policy = tunekit::measure_policy{0, 3, tunekit::statistic::mean};
+  o.use_disk_cache = false;
+  o.parallel_split = true;
+  o.search.rerank.band = 0.5; // all six within it
+  auto f = block_tuner("split_rerank", o);
+  const std::int64_t got = f(3);
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e.has_value());
+  ASSERT_TRUE(e->rerank.has_value());
+  std::vector<std::int64_t> mine{got};
+  for (const auto l : e->rerank->leaders) {
+    mine.push_back(static_cast<std::int64_t>(l));
+  }
+  EXPECT_EQ(e->rerank->leaders.size(), 4U); // every one noisy somewhere: the four fastest
+  mine.resize(5, -1);
+  const auto same = same_everywhere(mine);
+  EXPECT_EQ(std::count(same.begin(), same.end(), true), 5);
+}
+
 // Measurements made before on some ranks only: a config is taken when every rank holds it, so
 // every rank measures the same configs, and every rank picks the same winner.
 class held_before final : public tunekit::prior_measurements {
