@@ -131,22 +131,16 @@ public:
     timed([&] { m_inner.barrier(); });
   }
   [[nodiscard]] double seconds() const noexcept { return m_seconds; }
-  [[nodiscard]] std::size_t calls() const noexcept { return m_calls; }
-  void reset() noexcept {
-    m_seconds = 0;
-    m_calls = 0;
-  }
+  void reset() noexcept { m_seconds = 0; }
 
 private:
   template <class F> void timed(F &&f) {
     const auto t0 = clock_type::now();
     f();
     m_seconds += bench::seconds_since(t0);
-    ++m_calls;
   }
   tunekit::communicator &m_inner;
   double m_seconds = 0;
-  std::size_t m_calls = 0;
 };
 
 // What a section did on this rank.
@@ -154,7 +148,6 @@ struct section {
   double wall_s = 0;
   double wait_for_compile_s = 0;
   double collectives_s = 0;
-  std::size_t collectives = 0;
   std::size_t compiled = 0;
   double compile_cpu_s = 0;
   std::size_t searched = 0; // keys this rank searched
@@ -194,16 +187,16 @@ json report(tunekit::communicator &comm, const section &sec) {
           {"same_winners", bench::same_everywhere(comm, sec.winners)}};
 }
 
+// The operands of the largest shape (every section's shapes fit in them) and cuBLAS's result.
 struct gemm_data {
-  int size;
   std::size_t elems;
   example::device_array<float> a;
   example::device_array<float> b;
   example::device_array<float> c;
   example::device_array<float> ref;
   explicit gemm_data(int n)
-      : size(n), elems(static_cast<std::size_t>(n) * static_cast<std::size_t>(n)), a(elems),
-        b(elems), c(elems), ref(elems) {}
+      : elems(static_cast<std::size_t>(n) * static_cast<std::size_t>(n)), a(elems), b(elems),
+        c(elems), ref(elems) {}
 };
 
 class bench_run {
@@ -279,7 +272,6 @@ private:
   void stop(section &out, const tunekit::cuda::kernel_program &program) {
     out.wall_s = bench::seconds_since(m_t0);
     out.collectives_s = m_comm.seconds();
-    out.collectives = m_comm.calls();
     const auto sum = program.summary();
     out.wait_for_compile_s = sum.wait_ms / 1e3;
     out.compiled = sum.compiled;

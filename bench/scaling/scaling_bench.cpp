@@ -158,8 +158,9 @@ public:
   [[nodiscard]] std::optional<double> prepare_ms(const tunekit::config &c) const override {
     const std::lock_guard lock(m_mutex);
     const auto it = m_jobs.find(c.to_string());
-    if (it == m_jobs.end()) {
-      return std::nullopt;
+    if (it == m_jobs.end() ||
+        it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      return std::nullopt; // not done yet
     }
     return compile_ms(c);
   }
