@@ -2,7 +2,7 @@
 # Installs what tunekit's build, tests and examples need on a Debian machine (run as root or
 # with sudo available). Packages already present are left alone.
 set -euo pipefail
-packages=(cmake g++ make nlohmann-json3-dev libssl-dev zlib1g-dev libgtest-dev libgmock-dev
+packages=(cmake g++ make nlohmann-json3-dev libeigen3-dev libssl-dev zlib1g-dev libgtest-dev libgmock-dev
           libbenchmark-dev libcli11-dev openmpi-bin libopenmpi-dev libcpp-httplib-dev clang-format
           python3 python3-dev python3-venv clang libclang-rt-14-dev)
 missing=()

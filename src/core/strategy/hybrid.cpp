@@ -1,9 +1,12 @@
 // "hybrid": the TPE model (tpe.cpp) with the mechanisms only the hybrid's settings switch on
 // (`hybrid_settings`): the space-filling start (`spread`), the trust region (`stall`), the
-// polish of the best config's radius-two neighbourhood (`polish_after`, `polish`) and the
-// additive model of main effects (`main_effects`).
+// polish of the best config's radius-two neighbourhood (`polish_after`, `polish`), the
+// additive model of main effects (`main_effects`) and the proposals by expected improvement under
+// a Gaussian process (`gaussian_process`, gp.hpp).
 
 #include "tpe.hpp"
+
+#include "gp.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -210,12 +213,56 @@ void tpe_strategy::count_landing(std::size_t index, double time_ms) {
   (time_ms <= *quarter ? m_landed : m_missed)[kind] += 1;
 }
 
+double tpe_strategy::landing_rate(std::size_t kind) const {
+  // From a prior of one in five.
+  return (1 + m_landed[kind]) / (5 + m_landed[kind] + m_missed[kind]);
+}
+
 double tpe_strategy::main_effects_share() const {
-  // Each kind's rate of landing in the best quarter, from a prior of one in five.
-  auto rate = [&](std::size_t kind) {
-    return (1 + m_landed[kind]) / (5 + m_landed[kind] + m_missed[kind]);
-  };
-  return std::clamp(m_settings.main_effects * rate(1) / rate(0), 0.05, 0.6);
+  return std::clamp(m_settings.main_effects * landing_rate(1) / landing_rate(0), 0.05, 0.6);
+}
+
+double tpe_strategy::gaussian_process_share() const {
+  return std::clamp(m_settings.gaussian_process * landing_rate(2) / landing_rate(0), 0.05, 0.8);
+}
+
+std::optional<std::size_t>
+tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool) {
+  const search_space &s = space();
+  std::vector<std::vector<std::uint32_t>> x;
+  std::vector<double> y;
+  for (const auto &o : epoch_results()) {
+    if (std::isfinite(o.time_ms) && o.time_ms > 0) {
+      x.push_back(s.digits(o.index));
+      y.push_back(std::log(o.time_ms));
+    }
+  }
+  if (y.size() < m_settings.gaussian_process_from || y.size() > m_settings.gaussian_process_until) {
+    return std::nullopt;
+  }
+  gaussian_process gp(s, m_ordinal);
+  if (!gp.fit(std::move(x), y)) {
+    return std::nullopt;
+  }
+  // The model's candidates, and uniform ones: the expected improvement also looks away from the
+  // good configs, where the process is unsure.
+  std::vector<std::size_t> candidates(pool.begin(), pool.end());
+  for (std::size_t k = 0; k < m_settings.gaussian_process_samples; ++k) {
+    const auto c = s.sample_one(rng());
+    if (c && !seen(*c) && !likely_fails(*c)) {
+      candidates.push_back(*c);
+    }
+  }
+  std::optional<std::size_t> pick;
+  double pick_ei = 0;
+  for (std::size_t c : candidates) {
+    const double ei = gp.expected_improvement(s.digits(c));
+    if (!pick || ei > pick_ei || (ei == pick_ei && c < *pick)) {
+      pick = c;
+      pick_ei = ei;
+    }
+  }
+  return pick;
 }
 
 std::optional<std::size_t> tpe_strategy::propose_main_effects() {

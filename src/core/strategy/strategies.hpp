@@ -91,6 +91,17 @@ struct tpe_settings {
   /// proposals land in the best quarter of the results against the model's (each counted from a
   /// prior of one in five), between 0.05 and 0.6.
   double main_effects = 0;
+  /// Gaussian process (multivariate only; 0: off): once the model runs, while the epoch has from
+  /// `gaussian_process_from` to `gaussian_process_until` finite results, this share of the
+  /// proposals that are not the additive model's is the config of the largest expected improvement
+  /// under a Gaussian process of log time fitted to them (gp.hpp), among the model's candidates and
+  /// `gaussian_process_samples` uniform unseen ones, instead of the model's best density ratio.
+  /// The share follows how often its proposals land in the best quarter against the density
+  /// ratio's (each counted from a prior of one in five), between 0.05 and 0.8.
+  double gaussian_process = 0;
+  std::size_t gaussian_process_from = 10;
+  std::size_t gaussian_process_until = 100;
+  std::size_t gaussian_process_samples = 512;
   /// Trust region: after this many told configs without a new best (0: never), the next proposal
   /// is the unseen Hamming neighbour of the best config with the best density ratio, until that
   /// neighbourhood is spent.
@@ -137,8 +148,9 @@ struct hybrid_settings : tpe_settings {
     polish = 100;           // up to 100 proposals around each best (50 too few, 150 no better)
     avoid_failures = true;  // where configs failed, fewer proposals
     narrow_bandwidth = 0.5; // per ordered parameter, the width of 1 or 0.5 the good configs favour
-    fewest_ordered = 5; // numeric domains of 3 or 4 values: exact first, wide if it explains more
-    main_effects = 0.2; // a fifth of the proposals from the additive model, then by its progress
+    fewest_ordered = 5;   // numeric domains of 3 or 4 values: exact first, wide if it explains more
+    main_effects = 0.2;   // a fifth of the proposals from the additive model, then by its progress
+    gaussian_process = 5; // most of the rest by expected improvement while it lands as well
   }
 };
 [[nodiscard]] std::unique_ptr<strategy> make_hybrid_strategy(const hybrid_settings &settings = {});

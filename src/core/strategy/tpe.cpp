@@ -446,6 +446,14 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
       out.push_back(fresh.front());
       continue;
     }
+    if (m_settings.gaussian_process > 0 && rng().chance(gaussian_process_share())) {
+      if (auto r = pick_by_gaussian_process(pool)) {
+        mark_pending(*r);
+        m_awaited[*r] = 2;
+        out.push_back(*r);
+        continue;
+      }
+    }
     std::size_t pick = pool.front();
     double pick_score = score(pick);
     for (std::size_t c : pool) {
@@ -457,11 +465,11 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
     }
     mark_pending(pick);
     out.push_back(pick);
-    if (m_settings.main_effects > 0) {
+    if (m_settings.main_effects > 0 || m_settings.gaussian_process > 0) {
       m_awaited[pick] = 0;
     }
   }
-  if (m_settings.main_effects > 0) {
+  if (m_settings.main_effects > 0 || m_settings.gaussian_process > 0) {
     m_proposed.insert(out.begin(), out.end());
   }
   return out;

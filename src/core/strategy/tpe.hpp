@@ -43,7 +43,9 @@ namespace tunekit::detail {
 /// up to `polish` proposals in its radius-two neighbourhood, where an isolated optimum two
 /// parameters away from a broad basin lies that neither the model nor the radius-one trust region
 /// reaches. A share of its proposals (`main_effects`) comes from an additive model of log time,
-/// which puts together the values that separate good configs got right.
+/// which puts together the values that separate good configs got right; of the others, a share
+/// (`gaussian_process`) is the candidate of the largest expected improvement under a Gaussian
+/// process of log time, early in an epoch.
 class tpe_strategy final : public strategy_base {
 public:
   tpe_strategy(std::string_view name, const tpe_settings &settings)
@@ -92,6 +94,13 @@ private:
   [[nodiscard]] std::optional<std::size_t> propose_main_effects();
   // The share of proposals the additive model gets now; counts a told proposal for its kind.
   [[nodiscard]] double main_effects_share() const;
+  // How often the told proposals of a kind (below) landed in the best quarter.
+  [[nodiscard]] double landing_rate(std::size_t kind) const;
+  // The share of the model's proposals the Gaussian process scores now.
+  [[nodiscard]] double gaussian_process_share() const;
+  // Of `pool`, the config of the largest expected improvement; nothing if the process cannot fit.
+  [[nodiscard]] std::optional<std::size_t>
+  pick_by_gaussian_process(std::span<const std::size_t> pool);
   void count_landing(std::size_t index, double time_ms);
   [[nodiscard]] std::optional<std::size_t> refine();
   [[nodiscard]] std::optional<std::size_t> polish();
@@ -128,12 +137,13 @@ private:
   std::optional<observation> m_epoch_best;
   std::size_t m_polish_used = 0; // proposals around best(), the centre of the polish
   // `main_effects`: the configs this strategy proposed (looked up, never iterated), and of those
-  // not yet told, which kind proposed them (0 the model, 1 the additive model); per kind, the
+  // not yet told, which kind proposed them (0 the model, 1 the additive model, 2 the Gaussian
+  // process); per kind, the
   // told proposals that landed in the best quarter of the results and those that did not.
   std::unordered_set<std::size_t> m_proposed;
   std::unordered_map<std::size_t, std::size_t> m_awaited;
-  std::array<double, 2> m_landed{};
-  std::array<double, 2> m_missed{};
+  std::array<double, 3> m_landed{};
+  std::array<double, 3> m_missed{};
 };
 
 } // namespace tunekit::detail

@@ -1,0 +1,50 @@
+#pragma once
+// A Gaussian process over the positions of a discrete space, behind the hybrid's proposals by
+// expected improvement (`tpe_settings::gaussian_process`).
+
+#include <tunekit/strategy/search_space.hpp>
+
+#include <Eigen/Dense>
+
+#include <cstdint>
+#include <vector>
+
+namespace tunekit::detail {
+
+/// A Gaussian process regression of standardised log time over configs. The distance between two
+/// configs is the root mean square over parameters of their difference: for an ordered parameter
+/// the difference of positions over the domain's span, for another 0 or 1. The covariance is a
+/// Matern 5/2 of that distance over a length; the length and the noise are those of a small grid
+/// under which the results are most likely (the log marginal likelihood).
+class gaussian_process {
+public:
+  /// `ordered[p]`: parameter p's positions are related by their distance.
+  gaussian_process(const search_space &space, std::vector<bool> ordered)
+      : m_space(&space), m_ordered(std::move(ordered)) {}
+
+  /// Fits the results (`digits[i]` took `log_time[i]`, finite); false with fewer than two.
+  bool fit(std::vector<std::vector<std::uint32_t>> digits, const std::vector<double> &log_time);
+
+  /// The expected improvement, in standard deviations of the fitted log times, of the config at
+  /// `d` over the best fitted result less `margin`.
+  [[nodiscard]] double expected_improvement(const std::vector<std::uint32_t> &d,
+                                            double margin = 0.01) const;
+
+  /// The fitted length of the covariance (0 before a fit).
+  [[nodiscard]] double length() const noexcept { return m_length; }
+
+private:
+  [[nodiscard]] double distance2(const std::vector<std::uint32_t> &a,
+                                 const std::vector<std::uint32_t> &b) const;
+  [[nodiscard]] double covariance(double dist2, double length) const;
+
+  const search_space *m_space;
+  std::vector<bool> m_ordered;
+  std::vector<std::vector<std::uint32_t>> m_x;
+  Eigen::VectorXd m_alpha;         // K^-1 y
+  Eigen::LLT<Eigen::MatrixXd> m_k; // K = L L^T
+  double m_length = 0;
+  double m_best = 0; // the smallest standardised result
+};
+
+} // namespace tunekit::detail
