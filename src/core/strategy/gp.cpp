@@ -84,6 +84,7 @@ bool gaussian_process::fit(std::vector<std::vector<std::uint32_t>> digits,
   if (!std::isfinite(best_ll)) {
     return false;
   }
+  m_log_likelihood = best_ll;
   m_x = std::move(digits);
   return true;
 }

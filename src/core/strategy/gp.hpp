@@ -32,6 +32,9 @@ public:
 
   /// The fitted length of the covariance (0 before a fit).
   [[nodiscard]] double length() const noexcept { return m_length; }
+  /// The log marginal likelihood of the fitted results (up to a constant the same for every
+  /// process fitted to them), by which processes of other distances compare.
+  [[nodiscard]] double log_likelihood() const noexcept { return m_log_likelihood; }
 
 private:
   [[nodiscard]] double distance2(const std::vector<std::uint32_t> &a,
@@ -44,6 +47,7 @@ private:
   Eigen::VectorXd m_alpha;         // K^-1 y
   Eigen::LLT<Eigen::MatrixXd> m_k; // K = L L^T
   double m_length = 0;
+  double m_log_likelihood = 0;
   double m_best = 0; // the smallest standardised result
 };
 

@@ -240,8 +240,23 @@ tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool) {
   if (y.size() < m_settings.gaussian_process_from || y.size() > m_settings.gaussian_process_until) {
     return std::nullopt;
   }
+  // Numeric domains of fewer than `fewest_ordered` values are ordered or method switches: both
+  // distances are fitted and the more likely one kept (as `narrow_bandwidth` lets the good configs
+  // choose for the kernels).
+  std::vector<bool> switches = m_ordinal;
+  for (std::size_t p = 0; p < switches.size(); ++p) {
+    switches[p] = switches[p] && s.domain_size(p) >= m_settings.fewest_ordered;
+  }
   gaussian_process gp(s, m_ordinal);
-  if (!gp.fit(std::move(x), y)) {
+  const bool fitted = gp.fit(x, y);
+  if (switches != m_ordinal) {
+    gaussian_process other(s, switches);
+    if (other.fit(std::move(x), y) && (!fitted || other.log_likelihood() > gp.log_likelihood())) {
+      gp = std::move(other);
+    } else if (!fitted) {
+      return std::nullopt;
+    }
+  } else if (!fitted) {
     return std::nullopt;
   }
   // The model's candidates, and uniform ones: the expected improvement also looks away from the

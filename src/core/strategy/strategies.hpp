@@ -96,6 +96,8 @@ struct tpe_settings {
   /// proposals that are not the additive model's is the config of the largest expected improvement
   /// under a Gaussian process of log time fitted to them (gp.hpp), among the model's candidates and
   /// `gaussian_process_samples` uniform unseen ones, instead of the model's best density ratio.
+  /// Numeric domains of fewer than `fewest_ordered` values count as ordered in one fit and as
+  /// categories in another; the more likely process is kept.
   /// The share follows how often its proposals land in the best quarter against the density
   /// ratio's (each counted from a prior of one in five), between 0.05 and 0.8.
   double gaussian_process = 0;

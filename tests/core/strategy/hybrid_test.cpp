@@ -17,6 +17,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -412,8 +413,11 @@ TEST(hybrid, puts_together_the_values_that_separate_good_configs_got_right) {
   const double wrong[4] = {1.0, 0.6, 0.8, 0.7}; // by the value: no order to follow
   const auto times = sum_over_switches(
       s, [&](std::size_t p, std::uint32_t v) { return v == right[p] ? 0.0 : wrong[v]; });
+  // The density ratio with and without the additive model (the Gaussian process, fitted with the
+  // switches as categories, finds the optimum of this additive space within 30 either way).
   tunekit::detail::hybrid_settings with;
-  tunekit::detail::hybrid_settings without;
+  with.gaussian_process = 0;
+  tunekit::detail::hybrid_settings without = with;
   without.main_effects = 0;
   ASSERT_GT(with.main_effects, 0.0);
   expect_lower_with_first(s, times, with, without, 30, "with main effects / without");
@@ -455,6 +459,41 @@ TEST(gaussian_process, expects_the_most_improvement_next_to_the_best_result_towa
   }
   EXPECT_GE(pick, 9U);
   EXPECT_LE(pick, 19U);
+}
+
+// The hybrid fits a process with a small numeric domain as ordered and one with it as categories,
+// and keeps the more likely. A four-value method switch (one value fast, the others equally slow,
+// in no order) beside an ordered parameter of ten values: the process that treats the switch as
+// categories is the more likely; when time falls with the switch's position, the ordered one is.
+TEST(gaussian_process, is_more_likely_with_the_distance_that_fits_a_small_domain) {
+  std::vector<tunekit::value> four = {0, 1, 2, 3};
+  std::vector<tunekit::value> ten;
+  for (int v = 0; v < 10; ++v) {
+    ten.emplace_back(v);
+  }
+  const auto s = search_space::product({{"M", four}, {"X", ten}}, {});
+  auto likelihoods = [&](auto &&switch_time) {
+    std::vector<std::vector<std::uint32_t>> x;
+    std::vector<double> log_time;
+    for (std::uint32_t m = 0; m < 4; ++m) {
+      for (std::uint32_t v = 0; v < 10; v += 2) {
+        x.push_back({m, v});
+        log_time.push_back(switch_time(m) +
+                           0.02 * (static_cast<double>(v) - 6) * (static_cast<double>(v) - 6));
+      }
+    }
+    tunekit::detail::gaussian_process ordered(s, {true, true});
+    tunekit::detail::gaussian_process categories(s, {false, true});
+    EXPECT_TRUE(ordered.fit(x, log_time));
+    EXPECT_TRUE(categories.fit(x, log_time));
+    return std::pair{ordered.log_likelihood(), categories.log_likelihood()};
+  };
+  const auto [switch_ordered, switch_categories] =
+      likelihoods([](std::uint32_t m) { return m == 2 ? 0.0 : 1.0; });
+  EXPECT_GT(switch_categories, switch_ordered);
+  const auto [falling_ordered, falling_categories] =
+      likelihoods([](std::uint32_t m) { return -0.4 * static_cast<double>(m); });
+  EXPECT_GT(falling_ordered, falling_categories);
 }
 
 // Expected improvement on a smooth space: four ordered parameters of ten values and log time a
