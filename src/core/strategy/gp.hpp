@@ -7,6 +7,7 @@
 #include <Eigen/Dense>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tunekit::detail {
@@ -26,7 +27,7 @@ public:
   bool fit(std::vector<std::vector<std::uint32_t>> digits, const std::vector<double> &log_time);
 
   /// The expected improvement, in standard deviations of the fitted log times, of the config at
-  /// `d` over the best fitted result less `margin`.
+  /// `d` over the best fitted result less `margin` (after a fit that returned true).
   [[nodiscard]] double expected_improvement(const std::vector<std::uint32_t> &d,
                                             double margin = 0.01) const;
 

@@ -243,20 +243,16 @@ tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool) {
   // Numeric domains of fewer than `fewest_ordered` values are ordered or method switches: both
   // distances are fitted and the more likely one kept (as `narrow_bandwidth` lets the good configs
   // choose for the kernels).
-  std::vector<bool> switches = m_ordinal;
-  for (std::size_t p = 0; p < switches.size(); ++p) {
-    switches[p] = switches[p] && s.domain_size(p) >= m_settings.fewest_ordered;
-  }
   gaussian_process gp(s, m_ordinal);
-  const bool fitted = gp.fit(x, y);
-  if (switches != m_ordinal) {
-    gaussian_process other(s, switches);
+  bool fitted = gp.fit(x, y);
+  if (m_ordinal_wide != m_ordinal) {
+    gaussian_process other(s, m_ordinal_wide);
     if (other.fit(std::move(x), y) && (!fitted || other.log_likelihood() > gp.log_likelihood())) {
       gp = std::move(other);
-    } else if (!fitted) {
-      return std::nullopt;
+      fitted = true;
     }
-  } else if (!fitted) {
+  }
+  if (!fitted) {
     return std::nullopt;
   }
   // The model's candidates, and uniform ones: the expected improvement also looks away from the

@@ -14,6 +14,10 @@ namespace tunekit::detail {
 void tpe_strategy::on_start() {
   const search_space &s = space();
   m_ordinal = ordinal_parameters(s);
+  m_ordinal_wide = m_ordinal;
+  for (std::size_t p = 0; p < s.dimensions(); ++p) {
+    m_ordinal_wide[p] = m_ordinal[p] && s.domain_size(p) >= m_settings.fewest_ordered;
+  }
   // The kernel of an observation at position j ([j][i], normalised over the domain): a discrete
   // Gaussian over the ordered positions of a domain of `fewest_ordered` values or more, an exact
   // match elsewhere; the multivariate densities spread a share of it uniformly (the independent
@@ -39,7 +43,7 @@ void tpe_strategy::on_start() {
   m_kernel_widths.assign(s.dimensions(), {});
   for (std::size_t p = 0; p < s.dimensions(); ++p) {
     // A kernel over positions: ordered values, enough of them.
-    const bool spread = m_ordinal[p] && s.domain_size(p) >= m_settings.fewest_ordered;
+    const bool spread = m_ordinal_wide[p];
     m_kernel[p] = table(p, m_settings.bandwidth, spread);
     if (m_settings.narrow_bandwidth > 0 && m_settings.multivariate && m_ordinal[p]) {
       // Large domains: the width, wide or narrow. Small ones: exact, or the wide Gaussian where
@@ -465,11 +469,11 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
     }
     mark_pending(pick);
     out.push_back(pick);
-    if (m_settings.main_effects > 0 || m_settings.gaussian_process > 0) {
+    if (counts_kinds()) {
       m_awaited[pick] = 0;
     }
   }
-  if (m_settings.main_effects > 0 || m_settings.gaussian_process > 0) {
+  if (counts_kinds()) {
     m_proposed.insert(out.begin(), out.end());
   }
   return out;
