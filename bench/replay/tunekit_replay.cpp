@@ -9,7 +9,8 @@
 //
 //   tunekit_replay [--strategy hybrid,tpe,...] [--seeds 20] [--first-seed 0]
 //                  [--budgets 25,100,400] [--batch 1] [--lookahead 0] [--transfer [K]]
-//                  [--failed-from-kernel] [--no-failure-model] [--json out.json] FILE...
+//                  [--failed-from-kernel] [--no-failure-model] [--no-score] [--json out.json]
+//                  FILE...
 //
 // Seeds first-seed .. first-seed + seeds - 1 are run for every strategy and file.
 //
@@ -20,6 +21,8 @@
 // lacks are added to this one as failures: they passed the space's restrictions (the other GPU
 // measured them), so a real run would have compiled and launched them here. --no-failure-model
 // runs "hybrid" without its failure model (`hybrid_settings::avoid_failures`), to measure it.
+// --no-score stops each search at the largest budget instead of past the score's range (often
+// hundreds to thousands of evaluations), and reports no score: fractions of optimum alone, sooner.
 //
 // With --transfer, each file starts from the K fastest configs (default 5) of every other file of
 // the same kernel (leave one GPU out) that are not one parameter from a faster one taken
@@ -69,6 +72,7 @@ struct options {
   double agreement = 0.5;
   bool failed_from_kernel = false;
   bool no_failure_model = false; // hybrid with avoid_failures off, to measure what it does
+  bool no_score = false;         // stop at the largest budget; no time-based score
   std::string json_path;
   std::vector<std::string> files;
 };
@@ -137,6 +141,8 @@ options parse(int argc, char **argv) {
       }
     } else if (a == "--agreement") {
       o.agreement = std::stod(next());
+    } else if (a == "--no-score") {
+      o.no_score = true;
     } else if (a == "--failed-from-kernel") {
       o.failed_from_kernel = true;
     } else if (a == "--no-failure-model") {
@@ -302,7 +308,7 @@ int main(int argc, char **argv) try {
           sources.push_back(std::move(src));
         }
       }
-      const double score_end = tunekit::score_range_end(t);
+      const double score_end = o.no_score ? 0.0 : tunekit::score_range_end(t);
       std::vector<std::vector<tunekit::search_evaluation>> runs;
       double seconds = 0;
       std::size_t proposals = 0;
@@ -349,6 +355,10 @@ int main(int argc, char **argv) try {
           row["fraction_sem" + suffix][std::to_string(o.budgets[b])] = sem;
           std::printf(" %.3f |", frac);
         }
+        if (o.no_score) {
+          std::printf(" - |");
+          continue;
+        }
         const double score = tunekit::time_score(t, runs, countings[c]);
         mean[c].back() += score / static_cast<double>(tables.size());
         row["score" + suffix] = score;
@@ -368,6 +378,10 @@ int main(int argc, char **argv) try {
       for (std::size_t b = 0; b < o.budgets.size(); ++b) {
         std::printf(" **%.3f** |", mean[c][b]);
         out[key][name][std::to_string(o.budgets[b])] = mean[c][b];
+      }
+      if (o.no_score) {
+        std::printf(" - |");
+        continue;
       }
       std::printf(" **%.3f** |", mean[c].back());
       out[key][name]["score"] = mean[c].back();
