@@ -4,10 +4,20 @@ tables: the mean fraction of optimum per strategy and budget over all files, the
 development files and over the held-out files, and per file. Also writes the joined JSON.
 
     report.py --tunekit tk.json [--transfer tkt.json] [--external ext.json ...]
-              [--external-log compare.log ...] [--held-out convolution] [--json all.json]
+              [--external-log compare.log ...] [--held-out convolution]
+              [--development A100,V100,TITAN_RTX] [--kernels GEMM,convolution]
+              [--json all.json]
 
 A file is held out when its name starts with one of the --held-out prefixes (comma-separated);
-every other file counts as development.
+every other file counts as development. With --development, a file counts as development when its
+name ends with one of those suffixes (the GPUs settings were chosen on), every other as held out.
+Several --external files (e.g. one per kernel) are merged file by file. --kernels adds a table
+for the held-out files of each kernel (files whose name contains it). Every table ends with the
+best external strategy's mean at each budget (Kernel Tuner's and Optuna's, over the same files).
+
+Where tunekit's JSON counts failures both ways (charged: a failure uses an evaluation; free: it
+costs nothing) and they differ on some file, the free counting is a row of its own; the time-based
+score (Willemsen et al.) of each tunekit row is a table of its own.
 """
 import argparse
 import json
@@ -18,12 +28,30 @@ NAMES = {"optuna_tpe": "Optuna TPE"}
 
 def rows_of_tunekit(data, label):
     out = {}
+    differ = any(r.get("fraction_free", r["fraction"]) != r["fraction"] for r in data["results"])
     for r in data["results"]:
-        name = f"tunekit {r['strategy']}{label}"
-        for b, v in r["fraction"].items():
-            out.setdefault(name, {"seeds": data["seeds"], "files": {}})["files"].setdefault(
-                r["file"], {})[int(b)] = v
+        countings = [("fraction", "")] + ([("fraction_free", ", failures free")] if differ else [])
+        for key, suffix in countings:
+            name = f"tunekit {r['strategy']}{label}{suffix}"
+            row = out.setdefault(name, {"seeds": data["seeds"], "files": {}, "score": {}})
+            for b, v in r[key].items():
+                row["files"].setdefault(r["file"], {})[int(b)] = v
+            score = r.get("score_free" if suffix else "score")
+            if score is not None:
+                row["score"][r["file"]] = score
     return out
+
+
+def merge(rows, more):
+    """Adds `more` to `rows`, file by file where a strategy is in both."""
+    for name, r in more.items():
+        if name in rows:
+            seen = str(rows[name]["seeds"]).split(", ")
+            if str(r["seeds"]) not in seen:
+                rows[name]["seeds"] = ", ".join(seen + [str(r["seeds"])])
+            rows[name]["files"].update(r["files"])
+        else:
+            rows[name] = r
 
 
 def rows_of_external(data):
@@ -32,7 +60,10 @@ def rows_of_external(data):
     for r in data["results"]:
         s = r["strategy"]
         name = NAMES.get(s, f"{KT} {s}")
-        seeds = data.get("slow_seeds", data["seeds"]) if s in slow else data["seeds"]
+        if isinstance(data["seeds"], dict):  # seeds per strategy
+            seeds = data["seeds"].get(s, "?")
+        else:
+            seeds = data.get("slow_seeds", data["seeds"]) if s in slow else data["seeds"]
         out.setdefault(name, {"seeds": seeds, "files": {}})["files"].setdefault(
             r["file"], {})[int(r["budget"])] = r["fraction"]
     return out
@@ -76,22 +107,33 @@ def main():
     ap.add_argument("--external-log", nargs="*", default=[],
                     help="compare.py's progress lines (its stderr), for runs split over processes")
     ap.add_argument("--held-out", default="convolution")
+    ap.add_argument("--development", default="",
+                    help="suffixes (comma-separated) of the development files; the rest held out")
+    ap.add_argument("--kernels", default="",
+                    help="names (comma-separated): a table of each one's held-out files")
     ap.add_argument("--json")
     a = ap.parse_args()
     rows = rows_of_tunekit(json.load(open(a.tunekit)), "")
     budgets = json.load(open(a.tunekit))["budgets"]
     for path in a.external:
-        rows.update(rows_of_external(json.load(open(path))))
+        merge(rows, rows_of_external(json.load(open(path))))
     if a.external_log:
-        rows.update(rows_of_logs(a.external_log))
+        merge(rows, rows_of_logs(a.external_log))
     if a.transfer:
         t = json.load(open(a.transfer))
         rows.update(rows_of_tunekit(t, f", transfer ({t['transfer_top_k']} distinct best of each other GPU)"))
     held = tuple(p for p in a.held_out.split(",") if p)
+    development = tuple(p for p in a.development.split(",") if p)
     files = sorted({f for r in rows.values() for f in r["files"]})
+    if development:
+        is_held_out = lambda f: not f.endswith(development)
+    else:
+        is_held_out = lambda f: f.startswith(held)
     groups = [("all files", files),
-              ("development files", [f for f in files if not f.startswith(held)]),
-              ("held-out files", [f for f in files if f.startswith(held)])]
+              ("development files", [f for f in files if not is_held_out(f)]),
+              ("held-out files", [f for f in files if is_held_out(f)])]
+    for k in (k for k in a.kernels.split(",") if k):
+        groups.append((f"held-out {k} files", [f for f in files if is_held_out(f) and k in f]))
 
     def cell(r, fs, b):
         vals = [r["files"][f][b] for f in fs if f in r["files"] and b in r["files"][f]]
@@ -103,6 +145,12 @@ def main():
         print("| --- | --- |" + " --- |" * len(budgets))
         for name, r in rows.items():
             print(f"| {name} | {r['seeds']} | " + " | ".join(cell(r, fs, b) for b in budgets) + " |")
+        best = []
+        for b in budgets:
+            vals = [float(cell(r, fs, b)) for name, r in rows.items()
+                    if not name.startswith("tunekit") and cell(r, fs, b) != "-"]
+            best.append(f"{max(vals):.3f}" if vals else "-")
+        print("| best external at each budget | | " + " | ".join(best) + " |")
         print()
     print(f"### Per file ({' / '.join(str(b) for b in budgets)})\n")
     print("| strategy | " + " | ".join(files) + " |")
@@ -111,9 +159,19 @@ def main():
         cells = ["/".join(f"{r['files'][f][b]:.3f}" for b in budgets) if f in r["files"] else "-"
                  for f in files]
         print(f"| {name} | " + " | ".join(cells) + " |")
+    scored = {name: r for name, r in rows.items() if r.get("score")}
+    if scored:
+        print("\n### Time-based score of tunekit's rows (0: random search, 1: the optimum at once)\n")
+        print("| strategy | " + " | ".join(title for title, _ in groups) + " |")
+        print("| --- |" + " --- |" * len(groups))
+        for name, r in scored.items():
+            cells = [f"{mean(r['score'][f] for f in fs):.3f}"
+                     if fs and all(f in r["score"] for f in fs) else "-" for _, fs in groups]
+            print(f"| {name} | " + " | ".join(cells) + " |")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"budgets": budgets, "held_out": list(held), "strategies": rows}, f, indent=1)
+            json.dump({"budgets": budgets, "held_out": [f for f in files if is_held_out(f)],
+                       "strategies": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
