@@ -135,9 +135,14 @@ def main():
     for k in (k for k in a.kernels.split(",") if k):
         groups.append((f"held-out {k} files", [f for f in files if is_held_out(f) and k in f]))
 
-    def cell(r, fs, b):
+    def mean_over(r, fs, b):
+        """The row's mean over the files `fs` at budget b; None unless it has every one."""
         vals = [r["files"][f][b] for f in fs if f in r["files"] and b in r["files"][f]]
-        return f"{mean(vals):.3f}" if len(vals) == len(fs) and fs else "-"
+        return mean(vals) if len(vals) == len(fs) and fs else None
+
+    def cell(r, fs, b):
+        m = mean_over(r, fs, b)
+        return "-" if m is None else f"{m:.3f}"
 
     for title, fs in groups:
         print(f"### Mean over {title} ({', '.join(fs)})\n")
@@ -147,8 +152,8 @@ def main():
             print(f"| {name} | {r['seeds']} | " + " | ".join(cell(r, fs, b) for b in budgets) + " |")
         best = []
         for b in budgets:
-            vals = [float(cell(r, fs, b)) for name, r in rows.items()
-                    if not name.startswith("tunekit") and cell(r, fs, b) != "-"]
+            vals = [m for name, r in rows.items() if not name.startswith("tunekit")
+                    for m in [mean_over(r, fs, b)] if m is not None]
             best.append(f"{max(vals):.3f}" if vals else "-")
         print("| best external at each budget | | " + " | ".join(best) + " |")
         print()

@@ -219,11 +219,14 @@ double tpe_strategy::landing_rate(std::size_t kind) const {
 }
 
 double tpe_strategy::main_effects_share() const {
-  return std::clamp(m_settings.main_effects * landing_rate(1) / landing_rate(0), 0.05, 0.6);
+  return std::clamp(
+      m_settings.main_effects * landing_rate(by_main_effects) / landing_rate(by_model), 0.05, 0.6);
 }
 
 double tpe_strategy::gaussian_process_share() const {
-  return std::clamp(m_settings.gaussian_process * landing_rate(2) / landing_rate(0), 0.05, 0.8);
+  return std::clamp(m_settings.gaussian_process * landing_rate(by_gaussian_process) /
+                        landing_rate(by_model),
+                    0.05, 0.8);
 }
 
 std::optional<std::size_t>

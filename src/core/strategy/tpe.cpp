@@ -404,7 +404,7 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
     if (m_settings.main_effects > 0 && rng().chance(main_effects_share())) {
       if (auto r = propose_main_effects()) {
         mark_pending(*r);
-        m_awaited[*r] = 1;
+        m_awaited[*r] = by_main_effects;
         out.push_back(*r);
         continue;
       }
@@ -453,7 +453,7 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
     if (m_settings.gaussian_process > 0 && rng().chance(gaussian_process_share())) {
       if (auto r = pick_by_gaussian_process(pool)) {
         mark_pending(*r);
-        m_awaited[*r] = 2;
+        m_awaited[*r] = by_gaussian_process;
         out.push_back(*r);
         continue;
       }
@@ -470,7 +470,7 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
     mark_pending(pick);
     out.push_back(pick);
     if (counts_kinds()) {
-      m_awaited[pick] = 0;
+      m_awaited[pick] = by_model;
     }
   }
   if (counts_kinds()) {

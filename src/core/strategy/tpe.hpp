@@ -94,6 +94,13 @@ private:
   [[nodiscard]] std::optional<std::size_t> propose_main_effects();
   // The share of proposals the additive model gets now; counts a told proposal for its kind.
   [[nodiscard]] double main_effects_share() const;
+  // Which part of the strategy made a proposal (`m_awaited`, `landing_rate`).
+  enum proposal_kind : std::size_t {
+    by_model = 0,
+    by_main_effects = 1,
+    by_gaussian_process = 2,
+    proposal_kinds = 3
+  };
   // Whether proposals are counted by the kind that made them (a share follows their progress).
   [[nodiscard]] bool counts_kinds() const noexcept {
     return m_settings.main_effects > 0 || m_settings.gaussian_process > 0;
@@ -113,8 +120,8 @@ private:
   std::string m_name;
   tpe_settings m_settings;
   std::vector<bool> m_ordinal; // per parameter: numbers in order
-  std::vector<bool>
-      m_ordinal_wide; // and at least `fewest_ordered` of them (a kernel over positions)
+  // Per parameter: numbers in order, at least `fewest_ordered` of them (a kernel over positions).
+  std::vector<bool> m_ordinal_wide;
   std::vector<std::vector<double>> m_good;      // per parameter: density of the good group
   std::vector<std::vector<double>> m_log_ratio; // per parameter: log good - log bad
   // Multivariate: kernel tables per parameter ([centre][position]) and the groups' digits.
@@ -143,13 +150,12 @@ private:
   std::optional<observation> m_epoch_best;
   std::size_t m_polish_used = 0; // proposals around best(), the centre of the polish
   // `main_effects`, `gaussian_process`: the configs this strategy proposed (looked up, never
-  // iterated), and of those not yet told, which kind proposed them (0 the model, 1 the additive
-  // model, 2 the Gaussian process); per kind, the told proposals that landed in the best quarter
-  // of the results and those that did not.
+  // iterated), and of those not yet told, which kind proposed them (`proposal_kind`); per kind,
+  // the told proposals that landed in the best quarter of the results and those that did not.
   std::unordered_set<std::size_t> m_proposed;
   std::unordered_map<std::size_t, std::size_t> m_awaited;
-  std::array<double, 3> m_landed{};
-  std::array<double, 3> m_missed{};
+  std::array<double, proposal_kinds> m_landed{};
+  std::array<double, proposal_kinds> m_missed{};
 };
 
 } // namespace tunekit::detail
