@@ -56,7 +56,8 @@ struct replay_table {
   /// The recorded cost of measuring `index` (`costs_ms`); NaN when none is recorded or it is not
   /// in the file.
   [[nodiscard]] double cost_of(std::size_t index) const;
-  /// Whether every entry records its cost.
+  /// Whether the cost axis is tuning time: every entry with a time records its cost (a failure
+  /// may record none; charged, it costs the median of the recorded costs).
   [[nodiscard]] bool has_costs() const;
   /// Every entry's config, by position.
   [[nodiscard]] std::vector<config> configs() const;

@@ -45,8 +45,18 @@ double replay_table::cost_of(std::size_t index) const {
 }
 
 bool replay_table::has_costs() const {
-  return !costs_ms.empty() &&
-         std::none_of(costs_ms.begin(), costs_ms.end(), [](double c) { return std::isnan(c); });
+  // A failure may record nothing (a run that failed before any timing); it costs the median of
+  // the recorded costs. Every success must record its cost for the axis to be tuning time.
+  bool any = false;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    if (std::isfinite(times[i])) {
+      if (i >= costs_ms.size() || std::isnan(costs_ms[i])) {
+        return false;
+      }
+      any = true;
+    }
+  }
+  return any;
 }
 
 std::vector<config> replay_table::configs() const {

@@ -88,9 +88,16 @@ std::vector<double> cumulative_cost(const replay_table &table,
                                     std::span<const search_evaluation> history,
                                     failure_counting counting) {
   const bool recorded = table.has_costs();
-  double failure_cost = 1.0; // charged failure without a recorded cost, on a recorded axis
+  // A charged failure that records no cost, on a recorded axis: the median recorded cost.
+  double failure_cost = 1.0;
   if (recorded) {
-    failure_cost = median_of(table.costs_ms);
+    std::vector<double> known;
+    for (double c : table.costs_ms) {
+      if (!std::isnan(c)) {
+        known.push_back(c);
+      }
+    }
+    failure_cost = median_of(std::move(known));
   }
   std::vector<double> out;
   out.reserve(history.size());

@@ -45,7 +45,7 @@ TEST(replay_counting, restricted_entries_are_left_out_and_costs_are_read) {
   EXPECT_DOUBLE_EQ(t.cost_of(index_of(t, 2)), 1100.0);
   EXPECT_DOUBLE_EQ(t.cost_of(index_of(t, 3)), 700.0);
   EXPECT_TRUE(std::isnan(t.cost_of(index_of(t, 4))));
-  EXPECT_FALSE(t.has_costs()); // one entry records none
+  EXPECT_TRUE(t.has_costs()); // every success records its cost (a failure need not)
   const auto plain = tunekit::parse_replay_table(
       R"({"tune_params": {"x": [1, 2]}, "cache": {"1": {"time": 1}, "2": {"time": 2}}})", "p");
   EXPECT_FALSE(plain.has_costs());
@@ -68,18 +68,24 @@ TEST(replay_counting, the_cost_axis_is_recorded_time_or_evaluations) {
   auto t = tunekit::parse_replay_table(costed_file, "costed.json");
   const std::vector<search_evaluation> h = {
       {index_of(t, 3), inf}, {index_of(t, 1), 4.0}, {index_of(t, 4), inf}, {index_of(t, 2), 2.0}};
-  // One entry records no cost: the axis is evaluations.
+  // Every success records its cost: milliseconds. A charged failure costs its compile, or where
+  // it records nothing the median of the recorded costs (700, 1000.5, 1100).
+  ASSERT_TRUE(t.has_costs());
+  EXPECT_EQ(tunekit::cumulative_cost(t, h, failure_counting::charged),
+            (std::vector<double>{700, 1700.5, 2701, 3801}));
+  EXPECT_EQ(tunekit::cumulative_cost(t, h, failure_counting::free),
+            (std::vector<double>{0, 1000.5, 1000.5, 2100.5}));
+  // Its own cost where the failure records one.
+  t.costs_ms[*t.space.position_of(index_of(t, 4))] = 50;
+  EXPECT_EQ(tunekit::cumulative_cost(t, h, failure_counting::charged),
+            (std::vector<double>{700, 1700.5, 1750.5, 2850.5}));
+  // A success that records no cost: the axis is evaluations.
+  t.costs_ms[*t.space.position_of(index_of(t, 1))] = std::numeric_limits<double>::quiet_NaN();
+  ASSERT_FALSE(t.has_costs());
   EXPECT_EQ(tunekit::cumulative_cost(t, h, failure_counting::charged),
             (std::vector<double>{1, 2, 3, 4}));
   EXPECT_EQ(tunekit::cumulative_cost(t, h, failure_counting::free),
             (std::vector<double>{0, 1, 1, 2}));
-  // Every entry records one: milliseconds; a charged failure costs its compile.
-  t.costs_ms[*t.space.position_of(index_of(t, 4))] = 50;
-  ASSERT_TRUE(t.has_costs());
-  EXPECT_EQ(tunekit::cumulative_cost(t, h, failure_counting::charged),
-            (std::vector<double>{700, 1700.5, 1750.5, 2850.5}));
-  EXPECT_EQ(tunekit::cumulative_cost(t, h, failure_counting::free),
-            (std::vector<double>{0, 1000.5, 1000.5, 2100.5}));
 }
 
 TEST(replay_counting, failures_added_from_another_file) {
@@ -93,6 +99,21 @@ TEST(replay_counting, failures_added_from_another_file) {
   EXPECT_TRUE(std::isinf(w.time_of(*w.space.index_of({{"x", 3}}))));
   EXPECT_EQ(w.time_of(*w.space.index_of({{"x", 2}})), 2.0);
   EXPECT_EQ(w.best_time_ms, 1.0);
+}
+
+TEST(replay_counting, failures_added_to_a_costed_file_keep_its_time_axis) {
+  const auto t = tunekit::parse_replay_table(
+      R"({"tune_params": {"x": [1, 2, 3]}, "cache": {"1": {"time": 1, "compile_time": 100},
+          "2": {"time": 2, "compile_time": 300}}})",
+      "t");
+  const auto w = tunekit::with_failures(t, std::vector<tunekit::config>{{{"x", 3}}});
+  ASSERT_TRUE(w.has_costs());
+  const std::vector<search_evaluation> h = {{*w.space.index_of({{"x", 3}}), inf},
+                                            {*w.space.index_of({{"x", 1}}), 1.0}};
+  // The added failure records nothing: charged, it costs the median recorded cost.
+  EXPECT_EQ(tunekit::cumulative_cost(w, h, failure_counting::charged),
+            (std::vector<double>{200, 300}));
+  EXPECT_EQ(tunekit::cumulative_cost(w, h, failure_counting::free), (std::vector<double>{0, 100}));
 }
 
 // A table of n configs timed 1 .. n ms, in a domain of n + extra values.
