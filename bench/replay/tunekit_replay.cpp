@@ -27,7 +27,11 @@
 // With --transfer, each file starts from the K fastest configs (default 5) of every other file of
 // the same kernel (leave one GPU out) that are not one parameter from a faster one taken
 // (`tunekit::distinct_best`, as the tuner's transfer picks them); files of a kernel are those with
-// the same kernel_name.
+// the same kernel_name. A source knows the whole other file (every config, its time), which a
+// cache entry of a budgeted search does not: --source-budget N makes each other file a source as
+// a search of N evaluations there leaves it (the default strategy, seeds 1000-1009; run seed s
+// takes search s % 10): its points the distinct best of what that search measured, its times only
+// those configs.
 
 #include "strategy/strategies.hpp"
 
@@ -53,6 +57,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -70,6 +76,7 @@ struct options {
   // agreement of its best point), "all" (every one measured first, as plain start points).
   std::string transfer_mode = "agree";
   double agreement = 0.5;
+  std::size_t source_budget = 0; // evaluations of the search a source comes from; 0: whole file
   bool failed_from_kernel = false;
   bool no_failure_model = false; // hybrid with avoid_failures off, to measure what it does
   bool no_score = false;         // stop at the largest budget; no time-based score
@@ -139,6 +146,8 @@ options parse(int argc, char **argv) {
         throw tunekit::error("--transfer-mode takes agree, no-times or all, not '" +
                              o.transfer_mode + "'");
       }
+    } else if (a == "--source-budget") {
+      o.source_budget = to_count(next(), "--source-budget");
     } else if (a == "--agreement") {
       o.agreement = std::stod(next());
     } else if (a == "--no-score") {
@@ -154,7 +163,7 @@ options parse(int argc, char **argv) {
           << "usage: tunekit_replay [--strategy a,b] [--seeds N] [--first-seed S] "
              "[--budgets 25,100,400] "
              "[--batch B] [--lookahead W] [--transfer [K]] [--transfer-mode agree|no-times|all] "
-             "[--agreement R] [--failed-from-kernel] "
+             "[--agreement R] [--source-budget N] [--failed-from-kernel] "
              "[--no-failure-model] [--json FILE] "
              "FILE...\n";
       std::exit(0);
@@ -253,6 +262,21 @@ int main(int argc, char **argv) try {
     tables = std::move(with);
   }
   const std::size_t max_budget = o.budgets.back();
+  // --source-budget: the searches the sources come from, run once per file and seed, on demand.
+  constexpr std::size_t source_searches = 10;
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<tunekit::search_evaluation>> searched;
+  auto source_search = [&](std::size_t g, std::size_t k) -> const auto & {
+    auto it = searched.find({g, k});
+    if (it == searched.end()) {
+      auto strat = tunekit::make_strategy("hybrid");
+      tunekit::search_options so;
+      so.seed = 1000 + k;
+      const tunekit::search_budget limit{.max_evaluations = o.source_budget};
+      auto r = tunekit::run_search(tables[g].space, *strat, limit, tables[g].evaluator(), so);
+      it = searched.emplace(std::make_pair(g, k), std::move(r.history)).first;
+    }
+    return it->second;
+  };
   nlohmann::json out = nlohmann::json::object();
   out["seeds"] = o.seeds;
   out["first_seed"] = o.first_seed;
@@ -262,6 +286,7 @@ int main(int argc, char **argv) try {
   out["transfer_top_k"] = o.transfer;
   out["transfer_mode"] = o.transfer_mode;
   out["agreement"] = o.agreement;
+  out["source_budget"] = o.source_budget;
   out["failed_from_kernel"] = o.failed_from_kernel;
   out["results"] = nlohmann::json::array();
 
@@ -283,31 +308,55 @@ int main(int argc, char **argv) try {
     std::size_t mean_failed = 0;
     for (std::size_t f = 0; f < tables.size(); ++f) {
       const auto &t = tables[f];
-      std::vector<std::size_t> starts;
-      std::vector<tunekit::transfer_source> sources;
-      if (o.transfer > 0) {
+      // The transfer of run seed `seed` (the same for every seed when sources know whole files).
+      auto transfer_of = [&](std::size_t seed) {
+        std::pair<std::vector<std::size_t>, std::vector<tunekit::transfer_source>> taken;
+        auto &[starts, sources] = taken;
+        if (o.transfer == 0) {
+          return taken;
+        }
         for (std::size_t g = 0; g < tables.size(); ++g) {
           if (g == f || tables[g].kernel_name != t.kernel_name) {
             continue;
           }
-          const auto best = tunekit::distinct_best(tables[g].best_configs(SIZE_MAX), o.transfer);
-          auto points = tunekit::transfer_indices(t.space, best);
+          // What the source measured (indices of its space, times), fastest first; ties by index,
+          // as `replay_table::best_configs` orders them.
+          std::vector<tunekit::search_evaluation> theirs;
+          if (o.source_budget == 0) {
+            for (std::size_t pos = 0; pos < tables[g].times.size(); ++pos) {
+              theirs.push_back({tables[g].space.index_at(pos), tables[g].times[pos]});
+            }
+          } else {
+            theirs = source_search(g, seed % source_searches);
+          }
+          std::sort(theirs.begin(), theirs.end(), [](const auto &a, const auto &b) {
+            return a.time_ms < b.time_ms || (a.time_ms == b.time_ms && a.index < b.index);
+          });
+          std::vector<tunekit::config> fastest_first;
+          for (const auto &e : theirs) {
+            if (std::isfinite(e.time_ms)) {
+              fastest_first.push_back(tables[g].space.to_config(e.index));
+            }
+          }
+          auto points =
+              tunekit::transfer_indices(t.space, tunekit::distinct_best(fastest_first, o.transfer));
           if (o.transfer_mode == "all") {
             starts.insert(starts.end(), points.begin(), points.end());
             continue;
           }
           tunekit::transfer_source src{.points = std::move(points), .measured = {}};
           if (o.transfer_mode == "agree") {
-            const auto theirs = tables[g].configs();
-            for (std::size_t pos = 0; pos < theirs.size(); ++pos) {
-              if (auto idx = t.space.index_of(theirs[pos])) {
-                src.measured.push_back({*idx, tables[g].times[pos]});
+            for (const auto &e : theirs) {
+              if (auto idx = t.space.index_of(tables[g].space.to_config(e.index))) {
+                src.measured.push_back({*idx, e.time_ms});
               }
             }
           }
           sources.push_back(std::move(src));
         }
-      }
+        return taken;
+      };
+      const auto whole_files = o.source_budget == 0 ? transfer_of(0) : decltype(transfer_of(0)){};
       const double score_end = o.no_score ? 0.0 : tunekit::score_range_end(t);
       std::vector<std::vector<tunekit::search_evaluation>> runs;
       double seconds = 0;
@@ -318,8 +367,12 @@ int main(int argc, char **argv) try {
         so.seed = o.first_seed + seed;
         so.batch_size = o.batch;
         so.lookahead = o.lookahead;
-        so.start_points = starts;
-        so.transfer = sources;
+        if (o.source_budget == 0) {
+          so.start_points = whole_files.first;
+          so.transfer = whole_files.second;
+        } else {
+          std::tie(so.start_points, so.transfer) = transfer_of(so.seed);
+        }
         so.transfer_agreement = o.agreement;
         auto r = run_one(t, name, o.no_failure_model, so, max_budget, score_end);
         seconds += r.strategy_seconds;

@@ -68,8 +68,9 @@ struct search_evaluation {
 /// point, but the strategy is told its results, and its further points are measured, only once
 /// the source agrees with this device (`transfer_agrees`): what it measured ranks the configs
 /// measured here as they ranked here, or, where it measured too few of them, its best point
-/// measured here is among the best found here. So another device's winners lead a search where
-/// devices agree, and cost one evaluation, without steering the strategy, where they do not.
+/// measured here is among the best found here; and its best point is not slower than what the
+/// search found alone. So another device's winners lead a search where devices agree, and cost one
+/// evaluation, without steering the strategy, where they do not.
 struct transfer_source {
   /// Valid indices of its configs to start from, best first (e.g. `distinct_best`).
   std::vector<std::size_t> points{};
@@ -78,14 +79,20 @@ struct transfer_source {
   std::vector<search_evaluation> measured{};
 };
 
-/// Whether `source` agrees with `here`, the evaluations of this search so far: over the configs
-/// both measured with a finite time, the rank correlation (Spearman's, ties averaged) of its times
-/// with the times here is at least `min_correlation`, where there are at least 16 such configs;
-/// with fewer, its best point measured here is within the best quarter of the finite times here
-/// (at least four of them).
+/// Whether `source` agrees with `here`, the evaluations of this search so far, of which those in
+/// `started` are start or transfer points and the rest the search's own:
+/// - over the configs both measured with a finite time, where there are at least 16, the rank
+///   correlation (Spearman's, ties averaged) of its times with the times here is at least
+///   `min_correlation`;
+/// - with fewer, its best point measured here is within the best quarter of the finite times here,
+///   and the search has at least six finite results of its own;
+/// - either way its best point measured here, where there is one and the search has results of
+///   its own, is within 10% of the fastest of them: a source whose winners are slower here than
+///   what the search found alone is no guide to this device's optimum, however it ranks the rest.
 [[nodiscard]] bool transfer_agrees(const transfer_source &source,
                                    std::span<const search_evaluation> here,
-                                   double min_correlation = 0.5);
+                                   double min_correlation = 0.5,
+                                   std::span<const std::size_t> started = {});
 
 /// Settings of one search beyond its budget.
 struct search_options {

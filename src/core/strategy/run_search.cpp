@@ -69,22 +69,42 @@ double spearman(const std::vector<double> &x, const std::vector<double> &y) {
   return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0.0;
 }
 
-// `transfer_agrees` with the source's times looked up by index.
+// `transfer_agrees` with the source's times looked up by index; `started(index)` tells the start
+// and transfer points from the search's own evaluations.
+template <class Started>
 bool agrees(const std::unordered_map<std::size_t, double> &theirs,
             const std::vector<std::size_t> &points, std::span<const search_evaluation> here,
-            double min_correlation) {
+            double min_correlation, const Started &started) {
   std::vector<double> x;
   std::vector<double> y;
   std::vector<double> finite_here;
+  double its_best = std::numeric_limits<double>::infinity(); // its points measured here
+  double own_best = std::numeric_limits<double>::infinity(); // the search's own results
+  std::size_t own = 0;
   for (const auto &e : here) {
+    if (std::find(points.begin(), points.end(), e.index) != points.end()) {
+      its_best = std::min(its_best, e.time_ms);
+    }
     if (!std::isfinite(e.time_ms)) {
       continue;
     }
     finite_here.push_back(e.time_ms);
+    if (!started(e.index)) {
+      own_best = std::min(own_best, e.time_ms);
+      ++own;
+    }
     if (auto it = theirs.find(e.index); it != theirs.end() && std::isfinite(it->second)) {
       x.push_back(it->second);
       y.push_back(e.time_ms);
     }
+  }
+  // Its winners must hold up against what the search found alone: on a device whose optimum lies
+  // away from the other devices' winners, their rankings of the rest can still correlate, and a
+  // small sample ranks a poor region's configs among the best (measured over the held-out spaces
+  // with sources from budgeted searches, docs/search.md).
+  constexpr double near_own_best = 1.1;
+  if (std::isfinite(its_best) && own > 0 && its_best > near_own_best * own_best) {
+    return false;
   }
   // A rank correlation over fewer configs is mostly noise (its standard error is about
   // 1/sqrt(n - 1): 0.26 at 16); the first judgement would compare other devices' winners only.
@@ -92,18 +112,10 @@ bool agrees(const std::unordered_map<std::size_t, double> &theirs,
   if (x.size() >= min_common) {
     return spearman(x, y) >= min_correlation;
   }
-  // Too few configs in common: its best point measured here must be among the best found here.
-  constexpr std::size_t min_here = 4;
-  if (finite_here.size() < min_here) {
-    return false;
-  }
-  double its_best = std::numeric_limits<double>::infinity();
-  for (const auto &e : here) {
-    if (std::find(points.begin(), points.end(), e.index) != points.end()) {
-      its_best = std::min(its_best, e.time_ms);
-    }
-  }
-  if (!std::isfinite(its_best)) {
+  // Too few configs in common: its best point measured here must be among the best found here,
+  // once the search has results of its own to compare it with (as many as the hybrid's start).
+  constexpr std::size_t min_own = 6;
+  if (own < min_own || !std::isfinite(its_best)) {
     return false;
   }
   const auto better_than_it = static_cast<std::size_t>(std::count_if(
@@ -246,7 +258,8 @@ private:
       if ((!more && !untold) || n == 0 || judged_lately) {
         continue;
       }
-      if (!agrees(src.times, points, m_out.history, m_options.transfer_agreement)) {
+      if (!agrees(src.times, points, m_out.history, m_options.transfer_agreement,
+                  [&](std::size_t i) { return m_started_points.contains(i); })) {
         src.judged_at = n;
         continue;
       }
@@ -352,8 +365,10 @@ private:
 } // namespace
 
 bool transfer_agrees(const transfer_source &source, std::span<const search_evaluation> here,
-                     double min_correlation) {
-  return agrees(times_of(source), source.points, here, min_correlation);
+                     double min_correlation, std::span<const std::size_t> started) {
+  return agrees(times_of(source), source.points, here, min_correlation, [&](std::size_t i) {
+    return std::find(started.begin(), started.end(), i) != started.end();
+  });
 }
 
 search_outcome run_search(const search_space &space, strategy &strat, const search_budget &budget,

@@ -384,6 +384,46 @@ TEST(transfer_agrees, without_enough_configs_in_common_by_where_its_best_point_r
   EXPECT_FALSE(tunekit::transfer_agrees(src, here));
 }
 
+TEST(transfer_agrees, not_where_its_best_point_is_slower_here_than_what_the_search_found_alone) {
+  auto s = grid();
+  const std::size_t far = *s.index_of(config{{"X", 1}, {"Y", 7}}); // time 42 here
+  const std::size_t optimum = *s.index_of(config{{"X", 5}, {"Y", 2}});
+  // It ranks every config as they rank here, but its winner is far from this device's.
+  const auto src = source_of(s, {far}, [&](std::size_t i) { return 2 * bowl(s, i); });
+  std::vector<tunekit::search_evaluation> here;
+  for (std::size_t i = 1; i < 64; i += 4) {
+    here.push_back({i, bowl(s, i)});
+  }
+  EXPECT_TRUE(tunekit::transfer_agrees(src, here)); // its point not measured: the correlation
+  here.push_back({far, bowl(s, far)});
+  const std::vector<std::size_t> started{far};
+  EXPECT_FALSE(tunekit::transfer_agrees(src, here, 0.5, started));
+  EXPECT_FALSE(tunekit::transfer_agrees(src, here)); // counted as the search's own, the same
+  // Its point within 10% of the best the search found alone: the correlation decides again.
+  const auto near = source_of(s, {optimum}, [&](std::size_t i) { return 2 * bowl(s, i); });
+  here.push_back({optimum, bowl(s, optimum)});
+  EXPECT_TRUE(tunekit::transfer_agrees(near, here, 0.5, std::vector<std::size_t>{optimum}));
+}
+
+TEST(transfer_agrees, with_few_configs_in_common_only_against_six_results_of_the_search_its_own) {
+  auto s = grid();
+  const std::size_t good = *s.index_of(config{{"X", 5}, {"Y", 3}}); // time 2
+  const tunekit::transfer_source src{.points = {good}, .measured = {}};
+  std::vector<tunekit::search_evaluation> here{{good, bowl(s, good)}};
+  for (std::size_t i : std::vector<std::size_t>{9, 20, 33, 47, 58}) {
+    here.push_back({i, bowl(s, i)});
+  }
+  const std::vector<std::size_t> started{good};
+  // Its point is the best of six results, but five are the search's own: too few to judge.
+  EXPECT_FALSE(tunekit::transfer_agrees(src, here, 0.5, started));
+  here.push_back({63, bowl(s, 63)});
+  EXPECT_TRUE(tunekit::transfer_agrees(src, here, 0.5, started));
+  // A point of the search's own 10% faster than its best: no longer.
+  const std::size_t optimum = *s.index_of(config{{"X", 5}, {"Y", 2}}); // time 1
+  here.push_back({optimum, bowl(s, optimum)});
+  EXPECT_FALSE(tunekit::transfer_agrees(src, here, 0.5, started));
+}
+
 std::vector<std::size_t> indices_of(const std::vector<tunekit::search_evaluation> &history) {
   std::vector<std::size_t> out;
   for (const auto &e : history) {
@@ -445,7 +485,7 @@ TEST(run_search, a_transfer_source_that_agrees_has_its_points_measured_and_told)
 TEST(run_search, transfer_sources_give_the_same_search_for_the_same_seed) {
   auto s = grid();
   std::vector<std::size_t> measured;
-  const std::size_t a = *s.index_of(config{{"X", 5}, {"Y", 4}});
+  const std::size_t a = *s.index_of(config{{"X", 5}, {"Y", 2}}); // the optimum here
   const std::size_t b = *s.index_of(config{{"X", 1}, {"Y", 1}});
   std::vector<tunekit::transfer_source> sources = {
       source_of(s, {a, b}, [&](std::size_t i) { return bowl(s, i) + 1; }),
