@@ -15,8 +15,9 @@
 # for the spaces of bench/search/held_out.sh), EXTERNAL (JSON files an earlier compare.py --json
 # wrote for these files, space-separated: reused instead of running Kernel Tuner and Optuna again,
 # whose results do not change with tunekit; the venv is then not needed), REPLAY_ARGS (more
-# arguments for both tunekit_replay runs, e.g. --failed-from-kernel), KERNELS (comma-separated: a
-# table of each kernel's held-out files, e.g. GEMM,convolution,pnpoly).
+# arguments for both tunekit_replay runs, e.g. --failed-from-kernel), TRANSFER_ARGS (more for the
+# transfer run only, e.g. --source-budget 100: sources as a search of 100 evaluations leaves them),
+# KERNELS (comma-separated: a table of each kernel's held-out files, e.g. GEMM,convolution,pnpoly).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -30,6 +31,7 @@ seeds=${SEEDS:-20}
 venv=${VENV:-$root/.venv-search-compare}
 read -r -a external <<<"${EXTERNAL:-}"
 read -r -a replay_args <<<"${REPLAY_ARGS:-}"
+read -r -a transfer_args <<<"${TRANSFER_ARGS:-}"
 if ((${#external[@]} == 0)); then
   if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
@@ -44,9 +46,9 @@ echo "## tunekit (tunekit_replay, $seeds seeds)"
 "$build/bench/replay/tunekit_replay" --seeds "$seeds" "${replay_args[@]}" \
   --json "$out/tunekit.json" "${files[@]}"
 echo
-echo "## tunekit with transfer (3 distinct best of each other GPU of the same kernel, $seeds seeds)"
+echo "## tunekit with transfer (3 distinct best of each other GPU of the same kernel, $seeds seeds${TRANSFER_ARGS:+, $TRANSFER_ARGS})"
 "$build/bench/replay/tunekit_replay" --strategy hybrid,tpe --seeds "$seeds" --transfer 3 \
-  "${replay_args[@]}" --json "$out/tunekit-transfer.json" "${files[@]}"
+  "${replay_args[@]}" "${transfer_args[@]}" --json "$out/tunekit-transfer.json" "${files[@]}"
 echo
 if ((${#external[@]} == 0)); then
   echo "## Kernel Tuner and Optuna (compare.py)"
