@@ -68,9 +68,9 @@ struct search_evaluation {
 /// point, but the strategy is told its results, and its further points are measured, only once
 /// the source agrees with this device (`transfer_agrees`): what it measured ranks the configs
 /// measured here as they ranked here, or, where it measured too few of them, its best point
-/// measured here is among the best found here; and its best point is not slower than what the
-/// search found alone. So another device's winners lead a search where devices agree, and cost one
-/// evaluation, without steering the strategy, where they do not.
+/// measured here is among the best found here; and its best point is within 10% of the fastest
+/// result the search found alone. So another device's winners lead a search where devices agree,
+/// and cost one evaluation, without steering the strategy, where they do not.
 struct transfer_source {
   /// Valid indices of its configs to start from, best first (e.g. `distinct_best`).
   std::vector<std::size_t> points{};

@@ -418,7 +418,7 @@ TEST(transfer_agrees, with_few_configs_in_common_only_against_six_results_of_the
   EXPECT_FALSE(tunekit::transfer_agrees(src, here, 0.5, started));
   here.push_back({63, bowl(s, 63)});
   EXPECT_TRUE(tunekit::transfer_agrees(src, here, 0.5, started));
-  // A point of the search's own 10% faster than its best: no longer.
+  // A result of the search's own more than 10% faster than its point: no longer.
   const std::size_t optimum = *s.index_of(config{{"X", 5}, {"Y", 2}}); // time 1
   here.push_back({optimum, bowl(s, optimum)});
   EXPECT_FALSE(tunekit::transfer_agrees(src, here, 0.5, started));
