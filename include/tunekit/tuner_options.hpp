@@ -123,12 +123,14 @@ struct rerank_settings {
 
 /// How a search chooses what to measure. Kept spaces within `budget.max_evaluations` are measured
 /// whole (exhaustive search, the seeds' behaviour); larger ones are searched by `strategy` within
-/// the budget. See docs/search.md.
+/// the budget. A `max_time` or `patience` limit holds for a space that fits too: `strategy` then
+/// orders it, and the search stops by the limit or once every candidate is measured. See
+/// docs/search.md.
 struct search_settings {
   /// A name `make_strategy` knows; empty: `default_strategy_name` ("hybrid").
   std::string strategy{};
   /// Evaluations, wall time and patience; the space is searched exhaustively when the kept
-  /// candidates fit in `max_evaluations`.
+  /// candidates fit in `max_evaluations` and neither `max_time` nor `patience` is set.
   search_budget budget{.max_evaluations = 1000};
   /// Seed of the strategy (the same on every rank; recorded up to 2^63 - 1).
   std::uint64_t seed = 0;

@@ -49,7 +49,9 @@ class Budget:
     """How much a search may spend (the C++ ``search_budget``): at most ``evaluations``
     candidates measured, ``time_s`` seconds of wall time (0: no limit) and ``patience``
     evaluations in a row without a better time (0: no limit). Kept spaces of at most
-    ``evaluations`` configs are measured whole."""
+    ``evaluations`` configs are measured whole, unless ``time_s`` or ``patience`` is set: then
+    the strategy orders them and the search stops by that limit, or once every config is
+    measured."""
 
     evaluations: int = 1000
     time_s: float = 0.0

@@ -539,15 +539,20 @@ search_result search(const search_request &in) {
       kept.push_back(i);
     }
   }
-  // Every kept candidate when they fit in the budget, else a strategy within it.
+  // Every kept candidate when they fit in the budget, else a strategy within it. A wall-time or
+  // patience limit holds for a space that fits too: the strategy orders it and the search stops by
+  // the limit, or with every candidate measured (`exhausted`) when the limit allows.
+  const search_budget &budget = in.settings.budget;
+  const bool limited = budget.max_time.count() > 0 || budget.patience > 0;
   std::optional<search_space> space;
-  if (kept.size() > in.settings.budget.max_evaluations) {
+  if (kept.size() > budget.max_evaluations || (limited && kept.size() > 1)) {
     space = strategy_space(in, kept);
     if (!space) {
       in.output.log.warn(
           in.what + ": the " + std::to_string(kept.size()) +
           " kept candidates share no parameter structure (different fields or templates); "
-          "measuring all of them instead of searching within the budget");
+          "measuring all of them instead of searching within the budget" +
+          (limited ? " (its time and patience limits do not apply)" : ""));
     }
   }
 

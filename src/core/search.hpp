@@ -113,11 +113,11 @@ struct search_result {
   std::optional<rerank_record> rerank;
 };
 
-/// Measures the kept candidates (all of them when they fit in the budget, else those a strategy
-/// proposes), each rank its own share, reduces the times across the ranks (worst rank counts),
-/// and picks the winner. Throws `no_valid_config_error` when nothing is valid on every rank, and
-/// `fatal_candidate_error` on the rank whose candidate left the device unusable (the others stop
-/// with an error that says so).
+/// Measures the kept candidates (all of them when they fit in the budget and no time or patience
+/// limit is set, else those a strategy proposes), each rank its own share, reduces the times across
+/// the ranks (worst rank counts), and picks the winner. Throws `no_valid_config_error` when nothing
+/// is valid on every rank, and `fatal_candidate_error` on the rank whose candidate left the device
+/// unusable (the others stop with an error that says so).
 [[nodiscard]] search_result search(const search_request &in);
 
 } // namespace tunekit::detail

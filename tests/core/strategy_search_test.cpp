@@ -202,15 +202,21 @@ TEST_F(strategy_search, transfer_starts_from_the_winners_of_other_keys) {
   EXPECT_EQ(h.tuner().last_search()->search->transferred, 0U);
 }
 
+// Patience holds for a space beyond the evaluation budget and for one that fits it (4096
+// candidates within 10,000, measured whole without a limit).
 TEST_F(strategy_search, patience_stops_a_search_that_no_longer_improves) {
-  auto o = opts(500, [](const config &, const key &) { return 1.0; });
-  o.search.budget.patience = 10;
-  auto f = make(o);
-  static_cast<void>(f(3));
-  const auto s = f.tuner().last_search()->search;
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->stop, "patience");
-  EXPECT_EQ(s->evaluations, 11U);
+  for (const std::size_t evaluations : {500U, 10000U}) {
+    temp_dir own_cache;
+    auto o = opts(evaluations, [](const config &, const key &) { return 1.0; });
+    o.process->env.cache_dir = own_cache.path();
+    o.search.budget.patience = 10;
+    auto f = make(o);
+    static_cast<void>(f(3));
+    const auto s = f.tuner().last_search()->search;
+    ASSERT_TRUE(s.has_value()) << evaluations;
+    EXPECT_EQ(s->stop, "patience") << evaluations;
+    EXPECT_EQ(s->evaluations, 11U) << evaluations;
+  }
 }
 
 TEST_F(strategy_search, an_unknown_strategy_is_an_error_naming_it) {
@@ -303,19 +309,43 @@ public:
 };
 
 // A time budget counts the compiles: measuring is free here (the simulated measurer), so only the
-// preparer's time can stop the search within 200 ms, after at most six batches of four.
+// preparer's time can stop the search within 200 ms, after at most six batches of four. The limit
+// holds for a space beyond the evaluation budget and for one that fits it (4096 candidates within
+// 10,000, measured whole without a limit): then the strategy orders it, so that what is measured
+// in time is its choice.
 TEST_F(strategy_search, a_time_budget_counts_the_time_spent_preparing) {
-  auto o = opts(1000, bowl);
-  o.preparer = std::make_shared<slow_preparer>();
-  o.search.batch_size = 4;
-  o.search.budget.max_time = std::chrono::milliseconds(200);
+  for (const std::size_t evaluations : {1000U, 10000U}) {
+    temp_dir own_cache;
+    auto o = opts(evaluations, bowl);
+    o.process->env.cache_dir = own_cache.path();
+    o.preparer = std::make_shared<slow_preparer>();
+    o.search.batch_size = 4;
+    o.search.budget.max_time = std::chrono::milliseconds(200);
+    auto f = make(o);
+    static_cast<void>(f(3));
+    const auto e = f.tuner().last_search();
+    ASSERT_TRUE(e->search.has_value()) << evaluations;
+    EXPECT_EQ(e->search->stop, "time") << evaluations;
+    EXPECT_LE(e->search->evaluations, 24U) << evaluations;
+    EXPECT_GE(e->search->evaluations, 4U) << evaluations;
+    EXPECT_EQ(e->candidates.size(), e->search->evaluations) << evaluations;
+  }
+}
+
+// With time to spare, the limited search measures every candidate and picks the exhaustive
+// search's winner.
+TEST_F(strategy_search, a_time_limit_that_allows_it_measures_the_whole_space) {
+  auto o = opts(10000, bowl);
+  o.search.budget.max_time = std::chrono::minutes(10);
   auto f = make(o);
-  static_cast<void>(f(3));
+  EXPECT_EQ(f(3), 5);
   const auto e = f.tuner().last_search();
   ASSERT_TRUE(e->search.has_value());
-  EXPECT_EQ(e->search->stop, "time");
-  EXPECT_LE(e->search->evaluations, 24U);
-  EXPECT_GE(e->search->evaluations, 4U);
+  EXPECT_EQ(e->search->stop, "exhausted");
+  EXPECT_EQ(e->search->evaluations, 4096U);
+  EXPECT_EQ(e->candidates.size(), 4096U);
+  const auto &w = e->candidates[e->winner_index].config;
+  EXPECT_EQ(bowl(w, key{3}), 1.0) << w.to_string();
 }
 
 } // namespace

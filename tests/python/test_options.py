@@ -82,6 +82,20 @@ def test_a_space_within_the_budget_is_measured_whole():
     assert len(m.measured) == 3 and entry_of(tuned, 1)["search"] is None
 
 
+def test_a_time_or_patience_limit_holds_for_a_space_within_the_budget():
+    # The space fits the 1,000 evaluations, so it would be measured whole; with a limit the
+    # strategy orders it and the limit stops it (patience), or it runs out of candidates (time).
+    tuned, m = make(GRID, bowl, grid_fn, budget=tunekit.Budget(time_s=600.0))
+    tuned(1)
+    search = entry_of(tuned, 1)["search"]
+    assert search["stop"] == "exhausted" and search["evaluations"] == len(GRID)
+    assert len(m.measured) == len(GRID) and tuned.best_config(1) == {"A": 6, "B": 3}
+    flat, m = make(GRID, lambda cfg: 1.0, grid_fn, budget=tunekit.Budget(patience=5))
+    flat(2)  # another key: key 1's entry above would answer from the cache
+    search = entry_of(flat, 2)["search"]
+    assert search["stop"] == "patience" and len(m.measured) == 6
+
+
 @pytest.mark.parametrize("bad", ["10", 0, True, -1])
 def test_a_bad_budget_is_refused(bad):
     with pytest.raises((TypeError, ValueError), match="budget|evaluations"):
