@@ -96,6 +96,11 @@ step gemm_rtc "$bin/tunekit_cuda_bench_gemm_rtc" --limit "${TUNEKIT_RTC_GEMM_LIM
 step gemm_rtc_extended "$bin/tunekit_cuda_bench_gemm_rtc" --space extended \
   --budget "${TUNEKIT_RTC_EXTENDED_BUDGET:-1000}" --speedup-configs 1 \
   --out "$out/gemm_rtc_extended.json"
+# The same search stopped by wall time (TUNEKIT_RTC_TIME_BUDGET seconds, default 15) before its
+# 1,000 evaluations: the cold compiles count against it (docs/search.md, Budgets).
+step gemm_rtc_time_budget "$bin/tunekit_cuda_bench_gemm_rtc" --space extended --budget 1000 \
+  --time-budget "${TUNEKIT_RTC_TIME_BUDGET:-15}" --speedup-configs 1 \
+  --out "$out/gemm_rtc_time_budget.json"
 # Isolated measurement: a faulting and a spinning candidate in tunekit-cuda-worker.
 step isolation env TUNEKIT_GPU_BUILD_DIR="$build" bash "$root/bench/cuda/isolation.sh" \
   "$out/isolation"

@@ -7,7 +7,7 @@
 //   ./tunekit_cuda_bench_gemm_rtc [--size 4096] [--space clblast|extended] [--limit N]
 //       [--warmup 1] [--runs 3] [--threads 0] [--speedup-configs 64] [--warm compile|full]
 //       [--cache-dir DIR] [--compile-workers 1] [--out gemm_rtc.json] [--only MWG=64,...]
-//       [--define NAME=VALUE]... [--budget N [--batch B] [--lookahead W]]
+//       [--define NAME=VALUE]... [--budget N [--batch B] [--lookahead W]] [--time-budget S]
 //
 //   --limit N            tune every (candidates / N)-th config only; 0 (default): all of them
 //   --only P=V,...       only the candidates with these parameter values (e.g. one config)
@@ -17,6 +17,9 @@
 //                        temporary directory, removed at the end)
 //   --budget N           the cold run searches (default strategy) within N evaluations instead of
 //                        measuring every candidate, and the warm run loads what it measured
+//   --time-budget S      the cold run is a search that stops after S seconds of wall time,
+//                        compiles included, or after --budget N evaluations if that comes first
+//                        (alone: the strategy orders every candidate until the time is up)
 //   --batch B, --lookahead W   the search's batch and the proposals made ahead of it (default:
 //                        one and two per compile thread)
 //   --define NAME=VALUE  one more definition for every config's compile (the kernel's own
@@ -118,7 +121,8 @@ int main(int argc, char **argv) {
   std::string only;
   std::vector<std::string> defines;
   std::size_t search_budget = 0;
-  long batch = -1; // -1: the defaults below (one and two per compile thread)
+  double time_budget_s = 0; // 0: none
+  long batch = -1;          // -1: the defaults below (one and two per compile thread)
   long lookahead = -1;
   g_worker = {TUNEKIT_CUDA_WORKER, "--compile"};
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -153,6 +157,12 @@ int main(int argc, char **argv) {
       only = v;
     } else if (opt == "--budget") {
       search_budget = static_cast<std::size_t>(std::atol(v));
+    } else if (opt == "--time-budget") {
+      time_budget_s = std::atof(v);
+      if (!(time_budget_s > 0)) {
+        std::fprintf(stderr, "gemm_rtc: --time-budget %s: want seconds above 0\n", v);
+        return 2;
+      }
     } else if (opt == "--batch" || opt == "--lookahead") {
       const long n = std::atol(v);
       if (n < (opt == "--batch" ? 1 : 0)) {
@@ -239,10 +249,11 @@ int main(int argc, char **argv) {
                 sample.size(), one, cores, pool, one / pool, one / pool / cores);
 
     // (2) Tuning with a cold compile cache, then (3) a warm one.
-    // budget 0: every candidate (exhaustive); else a strategy within that many evaluations.
+    // budget and budget_s 0: every candidate (exhaustive); else a strategy within that many
+    // evaluations (0: every candidate) and seconds (0: no limit).
     // measure false: load `to_load` from the compile cache instead.
     std::vector<tunekit::config> to_load = candidates;
-    auto tune = [&](const char *label, bool measure, std::size_t budget = 0) {
+    auto tune = [&](const char *label, bool measure, std::size_t budget = 0, double budget_s = 0) {
       const auto cache = std::make_shared<const tunekit::cuda::kernel_cache>(cache_dir);
       auto program = std::make_shared<tunekit::cuda::kernel_program>(
           def,
@@ -277,12 +288,14 @@ int main(int argc, char **argv) {
       options.version = program->digest();
       options.preparer = tunekit::cuda::preparer(program); // the tuner hands it its candidates
       options.search.budget.max_evaluations = budget == 0 ? candidates.size() : budget;
-      // A batch per compile thread, and two batches proposed ahead: they compile while the
-      // GPU measures this one.
+      options.search.budget.max_time = std::chrono::duration<double>(budget_s);
+      // A search (a budget of either kind): a batch per compile thread, and two batches proposed
+      // ahead, which compile while the GPU measures this one.
+      const bool searched = budget != 0 || budget_s > 0;
       options.search.batch_size =
-          budget == 0 ? 1 : static_cast<std::size_t>(batch >= 0 ? batch : cores);
+          !searched ? 1 : static_cast<std::size_t>(batch >= 0 ? batch : cores);
       options.search.lookahead =
-          budget == 0 ? 0 : static_cast<std::size_t>(lookahead >= 0 ? lookahead : 2 * cores);
+          !searched ? 0 : static_cast<std::size_t>(lookahead >= 0 ? lookahead : 2 * cores);
       auto tuned = tunekit::autotune(std::string("bench.gemm_rtc.") + label,
                                      tunekit::config_space(candidates), example::xgemm_key,
                                      example::xgemm_prune, xgemm, options)
@@ -320,7 +333,11 @@ int main(int argc, char **argv) {
         r["strategy"] = {
             {"name", e->search->strategy},           {"budget", e->search->max_evaluations},
             {"evaluations", e->search->evaluations}, {"space", e->search->space_size},
-            {"batch", e->search->batch_size},        {"lookahead", e->search->lookahead}};
+            {"batch", e->search->batch_size},        {"lookahead", e->search->lookahead},
+            {"max_time_s", e->search->max_time_s},   {"stop", e->search->stop}};
+        std::printf("%s: %s search of %zu evaluations (budget %zu, %.1f s), stopped by %s\n", label,
+                    e->search->strategy.c_str(), e->search->evaluations, e->search->max_evaluations,
+                    e->search->max_time_s, e->search->stop.c_str());
       }
       r["wall_s"] = wall;
       r["wait_for_compile_s"] = s.wait_ms / 1e3;
@@ -375,12 +392,12 @@ int main(int argc, char **argv) {
                   100.0 * *std::max_element(ratios.begin(), ratios.end()));
       return r;
     };
-    j["cold"] = tune("cold", true, search_budget);
-    j["warm"] = tune("warm", warm_full, search_budget);
+    j["cold"] = tune("cold", true, search_budget, time_budget_s);
+    j["warm"] = tune("warm", warm_full, search_budget, time_budget_s);
     j["warm"]["mode"] = warm_full ? "full" : "compile";
     // (4) The default strategy within 400 evaluations (compile cache warm): how close it gets to
     // the exhaustive winner, and in how much time.
-    if (search_budget == 0 && candidates.size() > 400) {
+    if (search_budget == 0 && time_budget_s == 0 && candidates.size() > 400) {
       j["strategy"] = tune("strategy", true, 400);
       j["strategy"]["fraction_of_exhaustive"] =
           j["cold"]["winner_ms"].get<double>() / j["strategy"]["winner_ms"].get<double>();

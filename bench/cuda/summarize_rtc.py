@@ -22,14 +22,20 @@ def gemm_rows(gemm):
     search = cold.get("strategy")
     tuned = (f"{search['name']} within {search['budget']} evaluations" if search
              else f"{gemm['candidates']} candidates")
+    if search and search.get("max_time_s"):
+        tuned += (f" or {search['max_time_s']:g} s: {search['evaluations']} measured,"
+                  f" stopped by {search['stop']}")
     if search and "lookahead" in search:
         tuned += f" (batch {search['batch']}, {search['lookahead']} ahead)"
     kernels = f", {cold['kernel_s']:.1f} s of it in the runs" if "kernel_s" in cold else ""
     rows = [(f"Xgemm {gemm['space']} space at {gemm['size']}^3: configs / tuned",
              f"{gemm['space_size']} / {tuned}", "")]
+    wall_goal = (f"<= {search['max_time_s']:g} s + a batch"
+                 if search and search.get("max_time_s") else "")
     rows.append(("  cold: wall = waiting for compiles + measuring",
                  f"{cold['wall_s']:.1f} s = {cold['wait_for_compile_s']:.1f} + {cold['measure_s']:.1f} s"
-                 f" ({cold['compile']['compiled']} compiled, {cold['compile']['failed']} failed{kernels})", ""))
+                 f" ({cold['compile']['compiled']} compiled, {cold['compile']['failed']} failed{kernels})",
+                 wall_goal))
     rows.append(("  warm: compiled / from the compile cache",
                  f"{warm['compile']['compiled']} / {warm['compile']['cache_hits']} in {warm['wall_s']:.1f} s"
                  f" ({warm['mode']})", "0 compiled"))
@@ -74,7 +80,8 @@ def main():
             rows.append(("  the same, median of 7 more (range)",
                          f"{hot['tuned_added_us_median7']:.3f} us ({hot['tuned_added_us_min7']:.3f}-"
                          f"{hot['tuned_added_us_max7']:.3f})", "<= 0.05 us"))
-    for gemm in (load(out, "gemm_rtc.json"), load(out, "gemm_rtc_extended.json")):
+    for gemm in (load(out, "gemm_rtc.json"), load(out, "gemm_rtc_extended.json"),
+                 load(out, "gemm_rtc_time_budget.json")):
         if gemm:
             rows += gemm_rows(gemm)
     if tri:
