@@ -313,16 +313,37 @@ std::optional<search_space> strategy_space(const search_request &in,
   }
 }
 
+// Kept candidates that share no parameter structure, as a space of one parameter: their
+// position among the kept ones (`candidate` 0, 1, ...), so that a budget holds for them too.
+search_space list_space(std::size_t count) {
+  std::vector<config> positions;
+  positions.reserve(count);
+  for (std::size_t p = 0; p < count; ++p) {
+    positions.push_back(config{{"candidate", value(static_cast<std::int64_t>(p))}});
+  }
+  return search_space::from_configs(positions);
+}
+
 // A strategy chooses which of the kept candidates to measure, within the budget, in batches;
-// `kept[p]` is the candidate at position p of `space`'s list. Returns the search's record.
+// `kept[p]` is the candidate at position p of `space`'s list. `as_list`: `space` is
+// `list_space(kept.size())`, where no model of the parameters applies: random samples, the start
+// configs first, no transfer. Returns the search's record.
 search_record measure_with_strategy(const search_request &in, const search_space &space,
-                                    const std::vector<std::size_t> &kept, batch_state &st) {
+                                    const std::vector<std::size_t> &kept, batch_state &st,
+                                    bool as_list = false) {
   const search_settings &settings = in.settings;
-  const std::string name =
-      settings.strategy.empty() ? std::string(default_strategy_name) : settings.strategy;
+  const std::string name = as_list                     ? std::string("random")
+                           : settings.strategy.empty() ? std::string(default_strategy_name)
+                                                       : settings.strategy;
   auto strat = make_strategy(name);
-  const std::vector<config> start =
-      start_configs(settings, in.candidates, in.kept, in.comm, in.what);
+  std::vector<config> start = start_configs(settings, in.candidates, in.kept, in.comm, in.what);
+  if (as_list) {
+    for (config &c : start) {
+      const auto at = std::find_if(kept.begin(), kept.end(),
+                                   [&](std::size_t i) { return in.candidates[i] == c; });
+      c = config{{"candidate", value(static_cast<std::int64_t>(at - kept.begin()))}};
+    }
+  }
   search_options so;
   so.seed = settings.seed;
   so.batch_size = std::max<std::size_t>(1, settings.batch_size);
@@ -331,8 +352,11 @@ search_record measure_with_strategy(const search_request &in, const search_space
   const bool split = in.parallel_split && in.comm.size() > 1;
   so.lookahead = settings.lookahead * (split ? static_cast<std::size_t>(in.comm.size()) : 1);
   so.start_points = transfer_indices(space, start);
-  so.transfer = transfer_sources(settings, in.transfer.cache, in.transfer.function, in.transfer.hw,
-                                 in.k, space, in.transfer.use_disk_cache, in.comm, in.what);
+  if (!as_list) {
+    so.transfer =
+        transfer_sources(settings, in.transfer.cache, in.transfer.function, in.transfer.hw, in.k,
+                         space, in.transfer.use_disk_cache, in.comm, in.what);
+  }
   auto candidate = [&](std::size_t index) { return kept[*space.position_of(index)]; };
   // Proposals are prepared when made, ahead of their batch. With the split, each rank prepares
   // the proposals it will measure: the j-th of a batch is rank j % size's, and a proposal's place
@@ -545,14 +569,15 @@ search_result search(const search_request &in) {
   const search_budget &budget = in.settings.budget;
   const bool limited = budget.max_time.count() > 0 || budget.patience > 0;
   std::optional<search_space> space;
+  bool as_list = false;
   if (kept.size() > budget.max_evaluations || (limited && kept.size() > 1)) {
     space = strategy_space(in, kept);
     if (!space) {
-      in.output.log.warn(
-          in.what + ": the " + std::to_string(kept.size()) +
-          " kept candidates share no parameter structure (different fields or templates); "
-          "measuring all of them instead of searching within the budget" +
-          (limited ? " (its time and patience limits do not apply)" : ""));
+      in.output.log.warn(in.what + ": the " + std::to_string(kept.size()) +
+                         " kept candidates share no parameter structure (different fields or "
+                         "templates); sampling them at random within the budget");
+      space = list_space(kept.size());
+      as_list = true;
     }
   }
 
@@ -585,7 +610,7 @@ search_result search(const search_request &in) {
 
   search_result result;
   if (space) {
-    result.strategy = measure_with_strategy(in, *space, kept, st);
+    result.strategy = measure_with_strategy(in, *space, kept, st, as_list);
   } else {
     static_cast<void>(measure_batch(in, kept, st)); // one batch, one reduction
   }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using tunekit::config;
@@ -346,6 +347,53 @@ TEST_F(strategy_search, a_time_limit_that_allows_it_measures_the_whole_space) {
   EXPECT_EQ(e->candidates.size(), 4096U);
   const auto &w = e->candidates[e->winner_index].config;
   EXPECT_EQ(bowl(w, key{3}), 1.0) << w.to_string();
+}
+
+// Candidates whose fields differ share no parameter structure: the budget and the limits still
+// hold, by random samples of the list (the start configs first), with a warning that says so.
+TEST_F(strategy_search, candidates_without_a_shared_structure_are_sampled_within_the_budget) {
+  std::vector<config> list;
+  for (int a = 0; a < 150; ++a) {
+    list.push_back(config{{"a", a}});
+    list.push_back(config{{"a", a}, {"b", 1}});
+  }
+  auto cost = [](const config &c, const key &) {
+    return 1.0 + std::abs(static_cast<double>(c.get_int("a") - 70)) + (c.contains("b") ? 0.5 : 0.0);
+  };
+  auto o = opts(40, cost);
+  const config start{{"a", 70}};
+  o.search.start_configs = {start};
+  auto listed = [&](tunekit::tuner_options options) {
+    return tunekit::autotune(
+        "listed", config_space(list), [](int n) { return key{n}; }, tunekit::keep_all{},
+        [](int /*n*/, const config &c) { return c.get_int("a"); }, std::move(options));
+  };
+  auto f = listed(o);
+  EXPECT_EQ(f(3), 70);
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e->search.has_value());
+  EXPECT_EQ(e->search->strategy, "random");
+  EXPECT_EQ(e->search->evaluations, 40U);
+  EXPECT_EQ(e->candidates.size(), 40U);
+  EXPECT_EQ(e->search->transferred, 1U);
+  ASSERT_FALSE(e->search->order.empty());
+  EXPECT_EQ(e->candidates[e->search->order.front()].config, start);
+  const auto warnings = log.warnings();
+  ASSERT_EQ(warnings.size(), 1U) << log.dump();
+  EXPECT_NE(warnings[0].find("share no parameter structure"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("at random within the budget"), std::string::npos) << warnings[0];
+
+  // A time limit holds for them too, where they fit the evaluation budget.
+  temp_dir own_cache;
+  auto p = opts(1000, cost);
+  p.process->env.cache_dir = own_cache.path();
+  p.search.budget.patience = 5;
+  auto g = listed(p);
+  static_cast<void>(g(3));
+  const auto s = g.tuner().last_search()->search;
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->stop, "patience");
+  EXPECT_LT(s->evaluations, 300U);
 }
 
 } // namespace
