@@ -331,6 +331,12 @@ search_space list_space(std::size_t count) {
 search_record measure_with_strategy(const search_request &in, const search_space &space,
                                     const std::vector<std::size_t> &kept, batch_state &st,
                                     bool as_list = false) {
+  const bool split = in.parallel_split && in.comm.size() > 1;
+  // A space that fits the evaluation budget is searched for a time or patience limit only; under
+  // the split its batches take at least one candidate per rank, so that every rank measures, as
+  // when the space is measured whole (one batch shared by all).
+  const bool fits = kept.size() <= in.settings.budget.max_evaluations;
+  const std::size_t least_batch = split && fits ? static_cast<std::size_t>(in.comm.size()) : 1;
   const search_settings &settings = in.settings;
   const std::string name = as_list                     ? std::string("random")
                            : settings.strategy.empty() ? std::string(default_strategy_name)
@@ -346,10 +352,9 @@ search_record measure_with_strategy(const search_request &in, const search_space
   }
   search_options so;
   so.seed = settings.seed;
-  so.batch_size = std::max<std::size_t>(1, settings.batch_size);
+  so.batch_size = std::max(least_batch, settings.batch_size);
   // Under the split a rank prepares only its share of the proposals made ahead: each keeps
   // `lookahead` of its own preparing, as one rank alone does.
-  const bool split = in.parallel_split && in.comm.size() > 1;
   so.lookahead = settings.lookahead * (split ? static_cast<std::size_t>(in.comm.size()) : 1);
   so.start_points = transfer_indices(space, start);
   if (!as_list) {

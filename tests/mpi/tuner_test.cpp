@@ -314,17 +314,22 @@ TEST(MultiRankTuner, DeferredModeRunsTheDefaultUntilArmed) {
   EXPECT_EQ(meas->candidates_measured(), 6u); // the winner in memory answered
 }
 
+// Rank-local work for the split tests: the same cost on every rank, over 6 blocks x 3 warps.
+double split_cost(const config &c, const key &k) {
+  return rank_cost(0, block_index(c), k[0].as_int()) + 0.01 * block_index(c);
+}
+
+tunekit::config_space blocks_and_warps() {
+  return tunekit::config_space::product(
+      {{"BLOCK", {64, 128, 256, 512, 1024, 2048}}, {"WARPS", {1, 2, 4}}});
+}
+
 TEST(MultiRankTuner, ParallelSplitPicksWhatTheFullSearchPicks) {
   temp_dir dir;
   log_capture log;
-  // Rank-local work: the same cost on every rank.
-  auto cost = [](const config &c, const key &k) {
-    return rank_cost(0, block_index(c), k[0].as_int()) + 0.01 * block_index(c);
-  };
-  auto space = tunekit::config_space::product(
-      {{"BLOCK", {64, 128, 256, 512, 1024, 2048}}, {"WARPS", {1, 2, 4}}});
-  auto full_meas = simulated(cost);
-  auto split_meas = simulated(cost);
+  const auto space = blocks_and_warps();
+  auto full_meas = simulated(split_cost);
+  auto split_meas = simulated(split_cost);
   auto o = options(dir.path(), full_meas, log, &world());
   o.use_disk_cache = false;
   auto full = block_tuner("full", o, space);
@@ -347,6 +352,36 @@ TEST(MultiRankTuner, ParallelSplitPicksWhatTheFullSearchPicks) {
   const std::size_t mine = (18 + size - 1 - static_cast<std::size_t>(world_rank())) / size;
   EXPECT_EQ(split_meas->candidates_measured(), mine * keys);
   EXPECT_EQ(full_meas->candidates_measured(), 18u * keys);
+}
+
+// A time limit makes a search of a space that fits the evaluation budget; under the split its
+// batches take at least one candidate per rank, so that every rank measures its share, as when
+// the space is measured whole.
+TEST(MultiRankTuner, ParallelSplitWithATimeLimitKeepsEveryRankMeasuring) {
+  if (world_size() < 2) {
+    GTEST_SKIP() << "needs two ranks";
+  }
+  temp_dir dir;
+  log_capture log;
+  auto meas = simulated(split_cost);
+  auto o = options(dir.path(), meas, log, &world());
+  o.use_disk_cache = false;
+  o.parallel_split = true;
+  o.search.budget.max_time = std::chrono::minutes(10);
+  auto f = block_tuner("split_limited", o, blocks_and_warps());
+  const std::int64_t got = f(3);
+  EXPECT_TRUE(same_everywhere({got})[0]);
+  const auto e = f.tuner().last_search();
+  ASSERT_TRUE(e.has_value());
+  ASSERT_TRUE(e->search.has_value());
+  EXPECT_EQ(e->search->stop, "exhausted");
+  EXPECT_EQ(e->candidates.size(), 18u);
+  const auto size = static_cast<std::size_t>(world_size());
+  EXPECT_EQ(e->search->batch_size, size);
+  // Each rank measured a share; with batches of one, rank 0 would measure all 18 and the others
+  // none.
+  EXPECT_GT(meas->candidates_measured(), 0u);
+  EXPECT_LT(meas->candidates_measured(), 18u);
 }
 
 TEST(MultiRankTuner, ParallelSplitFailureOnItsRankIsAFailureEverywhere) {
