@@ -65,7 +65,8 @@ struct search_evaluation {
 
 /// Configs recorded for the same function elsewhere (another device, another key): a start that
 /// is taken only as far as it proves right here. Its first point is measured first, like a start
-/// point, but the strategy is told its results, and its further points are measured, only once
+/// point (for the first three sources; the others' once any source agrees), but the strategy is
+/// told its results, and its further points are measured, only once
 /// the source agrees with this device (`transfer_agrees`): what it measured ranks the configs
 /// measured here as they ranked here, or, where it measured too few of them, its best point
 /// measured here is among the best found here; and its best point is within 10% of the fastest
@@ -118,8 +119,9 @@ struct search_options {
   /// (counted as evaluations; invalid or repeated ones skipped).
   std::vector<std::size_t> start_points{};
   /// Configs of other devices or keys, one source each, in the order to take them (every rank must
-  /// pass the same). Each source's first point is measured after `start_points`; its further
-  /// points only while it agrees with the results here (`transfer_source`).
+  /// pass the same). The first three sources' first points are measured after `start_points`,
+  /// the others' once any source agrees; a source's further points only while it agrees with the
+  /// results here (`transfer_source`).
   std::vector<transfer_source> transfer{};
   /// The rank correlation a source's times must have with the times here for its results to be
   /// told to the strategy and its further points measured (`transfer_agrees`).

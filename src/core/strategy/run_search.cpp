@@ -134,6 +134,10 @@ std::unordered_map<std::size_t, double> times_of(const transfer_source &source) 
 // Asks in a row that brought nothing new before the driver gives up on the strategy.
 constexpr std::size_t max_idle_asks = 1000;
 
+// Transfer sources (the first ones) whose first points are measured before any source agrees:
+// chosen over the held-out spaces (docs/search.md, Transfer).
+constexpr std::size_t first_points_before_agreement = 3;
+
 class search_run {
 public:
   search_run(const search_space &space, strategy &strat, const search_budget &budget,
@@ -157,19 +161,22 @@ public:
     }
     timed([&] { m_strat.start(m_space, m_options.seed, starts); });
     const std::unordered_set<std::size_t> user_start = seen; // membership only
-    // Each transfer source's first point is measured after the start points, but the strategy is
-    // told of a source's results only once the source agrees with the results here: until then
-    // the search is the one it would be without transfer, and another device's region cannot
-    // mislead its model. Its further points wait for its agreement.
+    // The first points of the first sources are measured after the start points, but the
+    // strategy is told of a source's results only once the source agrees with the results here:
+    // until then the search is the one it would be without transfer, and another device's region
+    // cannot mislead its model. Its further points wait for its agreement. The other sources'
+    // first points wait for any source to agree: on a device unlike the others, every other
+    // device's winner is a poor config here, and one each would take much of a small budget.
     for (std::size_t k = 0; k < m_options.transfer.size(); ++k) {
       const auto &src = m_options.transfer[k];
-      m_sources.push_back({times_of(src), &src.points, 1, 0, false, {}});
+      const bool waits = k >= first_points_before_agreement;
+      m_sources.push_back({times_of(src), &src.points, waits ? 0U : 1U, 0, false, waits, {}});
       for (std::size_t i : src.points) {
         if (!user_start.contains(i)) {
           m_source_of.emplace(i, k); // the first source that names it
         }
       }
-      if (!src.points.empty() && m_space.is_valid(src.points.front()) &&
+      if (!waits && !src.points.empty() && m_space.is_valid(src.points.front()) &&
           seen.insert(src.points.front()).second) {
         starts.push_back(src.points.front());
       }
@@ -253,6 +260,16 @@ private:
         ++src.next;
       }
       const bool more = src.next < points.size() && queue.size() < target;
+      if (src.waiting && m_out.agreed_sources > 0 && more) {
+        // Another source agreed: the device is like the others, and this source's first point
+        // is measured as the first sources' were (its result withheld until it agrees).
+        src.waiting = false;
+        if (src.next == 0) {
+          queue.push_back(points[src.next++]);
+          m_started_points.insert(queue.back());
+          continue;
+        }
+      }
       const bool untold = !src.agreed && !src.withheld.empty();
       const bool judged_lately = src.judged_at > 0 && n < src.judged_at + src.judged_at / 8 + 1;
       if ((!more && !untold) || n == 0 || judged_lately) {
@@ -264,6 +281,7 @@ private:
         continue;
       }
       src.judged_at = 0;
+      src.waiting = false;
       if (!src.agreed) {
         src.agreed = true;
         ++m_out.agreed_sources;
@@ -352,6 +370,7 @@ private:
     std::size_t next;      // the next of its points to consider
     std::size_t judged_at; // evaluations when it last failed to agree (0: judge at once)
     bool agreed;           // its results are told to the strategy
+    bool waiting;          // its first point waits for any source to agree
     std::vector<detail::observation> withheld; // its results measured before it agreed
   };
   std::vector<source_state> m_sources;

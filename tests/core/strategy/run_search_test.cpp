@@ -482,6 +482,73 @@ TEST(run_search, a_transfer_source_that_agrees_has_its_points_measured_and_told)
   EXPECT_EQ(told, std::set<std::size_t>(order.begin(), order.end()));
 }
 
+// A scripted search of 15 evaluations with five sources: the first agrees here (its times are
+// this device's) if `first_agrees`, the other four are another device's (the order reversed), each
+// with its own first point far from the optimum.
+struct five_sources_run {
+  std::vector<tunekit::transfer_source> sources;
+  tunekit::search_outcome outcome;
+  std::vector<std::size_t> order; // measured
+  std::vector<std::size_t> told;  // told to the strategy
+};
+
+five_sources_run run_with_five_sources(const search_space &s, bool first_agrees) {
+  const auto reversed = [&](std::size_t i) { return 100 - bowl(s, i); };
+  five_sources_run out;
+  out.sources.push_back(first_agrees
+                            ? source_of(s,
+                                        {*s.index_of(config{{"X", 5}, {"Y", 3}}),
+                                         *s.index_of(config{{"X", 4}, {"Y", 1}})},
+                                        [&](std::size_t i) { return 3 * bowl(s, i); })
+                            : source_of(s, {*s.index_of(config{{"X", 2}, {"Y", 7}})}, reversed));
+  for (const auto &[x, y] : std::vector<std::pair<int, int>>{{0, 7}, {1, 7}, {0, 6}, {1, 6}}) {
+    out.sources.push_back(source_of(s, {*s.index_of(config{{"X", x}, {"Y", y}})}, reversed));
+  }
+  std::vector<std::size_t> measured;
+  scripted plan({0, 9, 18, 27, 36, 45, 54, 63, 12, 21, 30, 39});
+  out.outcome = tunekit::run_search(s, plan, {.max_evaluations = 15}, counting(s, measured),
+                                    {.transfer = out.sources});
+  out.order = indices_of(out.outcome.history);
+  for (const auto &[i, t] : plan.told) {
+    out.told.push_back(i);
+  }
+  return out;
+}
+
+TEST(run_search, only_three_sources_first_points_are_measured_before_one_agrees) {
+  auto s = grid();
+  const auto r = run_with_five_sources(s, false);
+  ASSERT_EQ(r.order.size(), 15U);
+  // The first three sources' first points, then the strategy's; the last two never.
+  EXPECT_EQ(std::vector<std::size_t>(r.order.begin(), r.order.begin() + 3),
+            (std::vector<std::size_t>{r.sources[0].points[0], r.sources[1].points[0],
+                                      r.sources[2].points[0]}));
+  for (std::size_t k = 3; k < 5; ++k) {
+    EXPECT_EQ(std::count(r.order.begin(), r.order.end(), r.sources[k].points[0]), 0) << k;
+  }
+  EXPECT_EQ(r.outcome.started, 3U);
+  EXPECT_EQ(r.outcome.agreed_sources, 0U);
+}
+
+TEST(run_search, the_other_sources_first_points_are_measured_once_one_agrees) {
+  auto s = grid();
+  const auto r = run_with_five_sources(s, true);
+  ASSERT_EQ(r.order.size(), 15U);
+  EXPECT_EQ(r.outcome.agreed_sources, 1U);
+  // The agreeing source agrees once the search has six results of its own (after the first three
+  // sources' first points): then its next point and the waiting sources' first points come.
+  for (std::size_t k = 3; k < 5; ++k) {
+    const auto at = std::find(r.order.begin(), r.order.end(), r.sources[k].points[0]);
+    ASSERT_NE(at, r.order.end()) << k;
+    EXPECT_GE(at - r.order.begin(), 9) << k;
+  }
+  EXPECT_EQ(r.outcome.started, 6U); // five first points and the agreeing source's second
+  // The waiting sources' results are withheld like the other disagreeing sources'.
+  for (std::size_t k = 1; k < 5; ++k) {
+    EXPECT_EQ(std::count(r.told.begin(), r.told.end(), r.sources[k].points[0]), 0) << k;
+  }
+}
+
 TEST(run_search, transfer_sources_give_the_same_search_for_the_same_seed) {
   auto s = grid();
   std::vector<std::size_t> measured;
