@@ -8,8 +8,9 @@ num_stages (2,400 configs); configs whose shared memory cannot fit stay in it, s
 meet out-of-resource failures. For each shape, in this order:
 
 1. tunekit: ``tunekit.triton.autotune(configs=SPACE, budget=200, compile_workers=W, seed=0)``
-   (without ``compile_workers`` when the installed tunekit rejects it); wall time of the first
-   launch, which tunes.
+   (without ``compile_workers`` when the installed tunekit rejects it; with --time-budget S,
+   ``budget=tunekit.Budget(evaluations=200, time_s=S)``); wall time of the first launch, which
+   tunes, and the search's stop reason from its winner cache entry.
 2. Triton: ``triton.autotune(configs=SUBSET)`` over a fixed random subset of SPACE (96 configs,
    the same for every shape); wall time of its first launch, per config, and extrapolated to
    the whole space (per-config time x len(SPACE): an estimate, not a measurement).
@@ -23,7 +24,7 @@ guard (--max-minutes, counted from --clock-start) skips the remaining shapes whe
 contender would not fit.
 
     python bench/triton/matmul_campaign.py --out DIR [--shapes 4096x4096x4096,16x14336x4096]
-        [--budget 200] [--seed 0] [--compile-workers N] [--triton-configs 96]
+        [--budget 200] [--time-budget S] [--seed 0] [--compile-workers N] [--triton-configs 96]
         [--max-minutes 9] [--clock-start EPOCH_S] [--dry-run]
 
 --dry-run builds the space and the subset, prints their sizes and the plan, and exits without
@@ -180,6 +181,7 @@ class Guard:
         self.t0 = a.clock_start if a.clock_start is not None else time.time()
         self.limit_s = a.max_minutes * 60.0
         self.budget = a.budget
+        self.time_budget = a.time_budget
         self.workers = max(1, a.compile_workers or 1)
         self.n_subset = n_subset
         self.tk_s: float | None = None        # tunekit's wall time on the last shape
@@ -191,7 +193,8 @@ class Guard:
     def tunekit_s(self) -> float:
         if self.tk_s is not None:
             return self.tk_s
-        return 5.0 + self.budget * (COMPILE_S_GUESS / self.workers + BENCH_S_GUESS)
+        guess = 5.0 + self.budget * (COMPILE_S_GUESS / self.workers + BENCH_S_GUESS)
+        return min(guess, self.time_budget + 15.0) if self.time_budget > 0 else guess
 
     def triton_s(self) -> float:
         per = self.tr_per_cfg if self.tr_per_cfg is not None else COMPILE_S_GUESS + BENCH_S_GUESS
@@ -256,7 +259,12 @@ def first_launch(tuned: Any, g: Any, args_of: Any, M: int, N: int,
 def make_tunekit(tt: Any, kernel: Any, a: argparse.Namespace) -> tuple[Any, int | None]:
     """The tunekit autotuner over the whole space, with compile_workers when this tunekit takes
     it; returns (autotuner, the compile_workers used or None)."""
-    kw = dict(configs=space(), key=["M", "N", "K"], budget=a.budget, seed=a.seed, name="mm_bf16")
+    budget: Any = a.budget
+    if a.time_budget > 0:
+        import tunekit
+
+        budget = tunekit.Budget(evaluations=a.budget, time_s=a.time_budget)
+    kw = dict(configs=space(), key=["M", "N", "K"], budget=budget, seed=a.seed, name="mm_bf16")
     if a.compile_workers is not None:
         try:
             return tt.autotune(**kw, compile_workers=a.compile_workers)(kernel), \
@@ -266,6 +274,21 @@ def make_tunekit(tt: Any, kernel: Any, a: argparse.Namespace) -> tuple[Any, int 
                 raise
             print(f"  tunekit rejects compile_workers ({e}); tuning without it", flush=True)
     return tt.autotune(**kw)(kernel), None
+
+
+def search_record(cache_dir: str) -> dict[str, Any] | None:
+    """The ``search`` record of the winner cache entry tunekit wrote under ``cache_dir``."""
+    for root, _, files in os.walk(cache_dir):
+        for f in sorted(files):
+            if f.endswith(".json"):
+                try:
+                    with open(os.path.join(root, f)) as fh:
+                        entry = json.load(fh)
+                except (OSError, ValueError):
+                    continue
+                if isinstance(entry, dict) and isinstance(entry.get("search"), dict):
+                    return entry["search"]
+    return None
 
 
 def cpu_count() -> int:
@@ -279,6 +302,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--shapes", help="comma-separated MxNxK (default: all four)")
     p.add_argument("--budget", type=int, default=200, help="tunekit's evaluations per shape")
+    p.add_argument("--time-budget", type=float, default=0.0,
+                   help="tunekit's wall-time limit per shape in seconds (0: none)")
     p.add_argument("--seed", type=int, default=0, help="tunekit's seed and the subset's")
     p.add_argument("--compile-workers", type=int, default=cpu_count(),
                    help="tunekit's compile_workers (default: the CPUs this process may use)")
@@ -306,7 +331,8 @@ def main() -> int:
           f"an estimate; kept in the space): {len(over)}")
     print(f"triton subset: {len(sub_idx)} configs (seed {a.seed}), of them roughly over the "
           f"shared memory: {len(over_sub)}")
-    print(f"tunekit: budget {a.budget}, compile_workers {a.compile_workers}, seed {a.seed}")
+    print(f"tunekit: budget {a.budget}, time budget {a.time_budget} s, compile_workers "
+          f"{a.compile_workers}, seed {a.seed}")
     print(f"time guard: {a.max_minutes:g} min from "
           f"{'--clock-start' if a.clock_start is not None else 'the start of this script'}"
           f" (elapsed now {guard.elapsed():.0f} s)")
@@ -400,7 +426,8 @@ def run(a: argparse.Namespace, shapes: list[tuple[int, int, int]], sub_idx: list
 
         # 1. tunekit over the whole space.
         row: dict[str, Any] = {"shape": list(shape), "name": name, "contender": "tunekit",
-                               "space": n_space, "budget": a.budget}
+                               "space": n_space, "budget": a.budget,
+                               "time_budget_s": a.time_budget}
         row["compile_workers"] = None
         tk_cache = tempfile.mkdtemp(prefix="tunekit-cache-", dir=shape_base)
         os.environ["TUNEKIT_CACHE_DIR"] = tk_cache
@@ -412,11 +439,14 @@ def run(a: argparse.Namespace, shapes: list[tuple[int, int, int]], sub_idx: list
             timings = first_launch(tuned, g, args_of, M, N, row)
             row["source"] = tuned.last_source()
             row["best_config"] = tuned.best_config.all_kwargs()
+            rec = search_record(tk_cache)
+            row["stop"] = rec.get("stop") if rec else None
             kernels["tunekit"] = (kernel, tuned.best_config)
             dump_timings(os.path.join(out, "timings", f"{name}-tunekit.json"), timings)
             guard.tk_s = row["wall_s"]
             print(f"  tunekit: {row['wall_s']:.1f} s, {row['evaluated']} measured, "
-                  f"{row['failed']} failed, source {row['source']}, compile_workers {workers}, "
+                  f"{row['failed']} failed, stop {row['stop']}, source {row['source']}, "
+                  f"compile_workers {workers}, "
                   f"best {row['best_config']}", flush=True)
         except Exception as e:  # recorded; the campaign goes on
             row["error"] = f"{type(e).__name__}: {e}"
@@ -565,7 +595,8 @@ def markdown(summary: list[dict[str, dict[str, Any]]], notes: list[str], n_space
         def tune(r: dict[str, Any]) -> str:
             if r.get("wall_s") is None:
                 return "skipped" if r.get("skipped") else "error"
-            return f"{r['wall_s']:.1f} ({r['evaluated']}/{r['failed']})"
+            stop = f", stop {r['stop']}" if r.get("stop") else ""
+            return f"{r['wall_s']:.1f} ({r['evaluated']}/{r['failed']}{stop})"
 
         def perf(r: dict[str, Any]) -> str:
             if r.get("tflops") is None:
@@ -592,7 +623,8 @@ def markdown(summary: list[dict[str, dict[str, Any]]], notes: list[str], n_space
         tk = rows["tunekit"]
         if "compile_workers" in tk or "source" in tk:
             lines.append(f"- {tk['name']}: tunekit source {tk.get('source')}, compile_workers "
-                         f"{tk.get('compile_workers')}")
+                         f"{tk.get('compile_workers')}, budget {tk.get('budget')}, time budget "
+                         f"{tk.get('time_budget_s')} s, stop {tk.get('stop')}")
         for r in rows.values():
             if r.get("error"):
                 lines.append(f"- {r['name']} {r['contender']}: {r['error'][:300]}")
