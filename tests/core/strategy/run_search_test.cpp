@@ -482,9 +482,9 @@ TEST(run_search, a_transfer_source_that_agrees_has_its_points_measured_and_told)
   EXPECT_EQ(told, std::set<std::size_t>(order.begin(), order.end()));
 }
 
-// A scripted search of 15 evaluations with five sources: the first agrees here (its times are
-// this device's) if `first_agrees`, the other four are another device's (the order reversed), each
-// with its own first point far from the optimum.
+// A scripted search of 15 evaluations with five sources: the first agrees here (its first point
+// is the optimum, its times this device's) if `first_agrees`, the other four are another device's
+// (the order reversed), each with its own first point far from the optimum.
 struct five_sources_run {
   std::vector<tunekit::transfer_source> sources;
   tunekit::search_outcome outcome;
@@ -497,7 +497,7 @@ five_sources_run run_with_five_sources(const search_space &s, bool first_agrees)
   five_sources_run out;
   out.sources.push_back(first_agrees
                             ? source_of(s,
-                                        {*s.index_of(config{{"X", 5}, {"Y", 3}}),
+                                        {*s.index_of(config{{"X", 5}, {"Y", 2}}),
                                          *s.index_of(config{{"X", 4}, {"Y", 1}})},
                                         [&](std::size_t i) { return 3 * bowl(s, i); })
                             : source_of(s, {*s.index_of(config{{"X", 2}, {"Y", 7}})}, reversed));
@@ -564,6 +564,18 @@ TEST(run_search, transfer_sources_give_the_same_search_for_the_same_seed) {
   const auto y = tunekit::run_search(s, *second, {.max_evaluations = 25}, counting(s, measured), o);
   EXPECT_EQ(indices_of(x.history), indices_of(y.history));
   EXPECT_EQ(x.agreed_sources, 1U);
+  // With sources whose first points wait for an agreement, in batches of three.
+  const tunekit::search_options five{
+      .seed = 9, .batch_size = 3, .transfer = run_with_five_sources(s, true).sources};
+  auto third = tunekit::make_strategy("hybrid");
+  auto fourth = tunekit::make_strategy("hybrid");
+  const auto u =
+      tunekit::run_search(s, *third, {.max_evaluations = 25}, counting(s, measured), five);
+  const auto v =
+      tunekit::run_search(s, *fourth, {.max_evaluations = 25}, counting(s, measured), five);
+  EXPECT_EQ(indices_of(u.history), indices_of(v.history));
+  EXPECT_EQ(u.agreed_sources, 1U);
+  EXPECT_EQ(u.started, v.started);
 }
 
 TEST(run_search, the_strategy_is_told_what_it_proposed_even_a_waiting_sources_point) {
