@@ -6,6 +6,7 @@
 #include <tunekit/strategy/search_space.hpp>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <span>
 #include <unordered_set>
@@ -73,13 +74,16 @@ namespace tunekit::detail {
 
 namespace {
 
-// Every entry of `fn` recorded for other hardware or another key, in path order, as a source of
-// `space`: the best `transfer_per_entry` valid candidates not one parameter from a faster one
-// taken (`distinct_best`), fastest first, and every candidate it measured that `space` holds.
+// Every entry of `fn` recorded for other hardware or another key as a source of `space`: the best
+// `transfer_per_entry` valid candidates not one parameter from a faster one taken
+// (`distinct_best`), fastest first, and every candidate it measured that `space` holds. Entries of
+// this hardware (other keys) come first, since the first sources' first points are measured before
+// any source agrees; then the others; each group in path order.
 std::vector<transfer_source> stored_sources(const winner_cache &cache, const function_identity &fn,
                                             const hardware_info &hw, const key &k,
                                             const search_space &space) {
   std::vector<transfer_source> out;
+  std::vector<transfer_source> other_hardware;
   auto paths = cache.list(fn.name);
   std::sort(paths.begin(), paths.end());
   for (const auto &p : paths) {
@@ -103,8 +107,9 @@ std::vector<transfer_source> stored_sources(const winner_cache &cache, const fun
                                           : std::numeric_limits<double>::infinity()});
       }
     }
-    out.push_back(std::move(src));
+    (r.value->hardware == hw ? out : other_hardware).push_back(std::move(src));
   }
+  std::move(other_hardware.begin(), other_hardware.end(), std::back_inserter(out));
   return out;
 }
 

@@ -70,6 +70,16 @@ protected:
         "bowl", big_space(), [](int n) { return key{n}; }, tunekit::keep_all{},
         [](int /*n*/, const config &c) { return c.get_int("a"); }, std::move(o));
   }
+  // Tunes key 3 within 40 evaluations with transfer from the cache: the configs in the order
+  // measured, and the start and transfer points measured.
+  std::pair<std::vector<config>, std::size_t> transfer_run() {
+    order_log order;
+    auto o = opts(40, order.cost());
+    o.search.transfer_from_cache = true;
+    auto g = make(o);
+    static_cast<void>(g(3));
+    return {*order.seen, g.tuner().last_search()->search->transferred};
+  }
   temp_dir cache;
   log_capture log;
   std::shared_ptr<tunekit::simulated_measurer> meas;
@@ -174,24 +184,19 @@ TEST_F(strategy_search, transfer_starts_from_the_winners_of_other_keys) {
   auto f = make(opts(100, bowl));
   EXPECT_EQ(f(4), 4); // key 4 shifts the optimum to a = 4
   const config other_winner = f.tuner().last_search()->winner;
-  order_log order;
-  auto o = opts(40, order.cost());
-  o.search.transfer_from_cache = true;
-  auto g = make(o);
-  static_cast<void>(g(3));
-  ASSERT_FALSE(order.seen->empty());
-  EXPECT_EQ(order.seen->front(), other_winner);
+  const auto [seen, transferred] = transfer_run();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front(), other_winner);
   // The winner and the two fastest candidates not one parameter from a faster one taken.
-  ASSERT_EQ(g.tuner().last_search()->search->transferred, 3U);
-  ASSERT_GE(order.seen->size(), 3U);
+  ASSERT_EQ(transferred, 3U);
+  ASSERT_GE(seen.size(), 3U);
   for (std::size_t i = 0; i < 3; ++i) {
     for (std::size_t j = i + 1; j < 3; ++j) {
       int differ = 0;
       for (const char *p : {"a", "b", "c", "d"}) {
-        differ += (*order.seen)[i].get_int(p) != (*order.seen)[j].get_int(p) ? 1 : 0;
+        differ += seen[i].get_int(p) != seen[j].get_int(p) ? 1 : 0;
       }
-      EXPECT_GE(differ, 2) << (*order.seen)[i].to_string() << " and "
-                           << (*order.seen)[j].to_string();
+      EXPECT_GE(differ, 2) << seen[i].to_string() << " and " << seen[j].to_string();
     }
   }
   // Without the option nothing is transferred.
@@ -201,6 +206,37 @@ TEST_F(strategy_search, transfer_starts_from_the_winners_of_other_keys) {
   auto h = make(p);
   static_cast<void>(h(3));
   EXPECT_EQ(h.tuner().last_search()->search->transferred, 0U);
+}
+
+// Entries of this hardware for other keys are the first sources, whatever their paths: only the
+// first three sources' first points are measured before one agrees.
+TEST_F(strategy_search, transfer_takes_this_hardwares_entries_before_other_hardwares) {
+  auto f = make(opts(100, bowl));
+  EXPECT_EQ(f(4), 4);
+  const auto own = *f.tuner().last_search();
+  // Four entries of other GPUs for the same key, whose fastest candidates are the slowest here.
+  const tunekit::winner_cache stored(cache.path());
+  for (int gpu = 0; gpu < 4; ++gpu) {
+    auto e = own;
+    e.hardware = {.kind = "cuda",
+                  .name = "Other GPU " + std::to_string(gpu),
+                  .arch = "sm_80",
+                  .units = 108 + gpu,
+                  .count = 1};
+    std::size_t fastest = 0;
+    for (std::size_t c = 0; c < e.candidates.size(); ++c) {
+      e.candidates[c].time_ms = 1000.0 - e.candidates[c].time_ms;
+      fastest = e.candidates[c].time_ms < e.candidates[fastest].time_ms ? c : fastest;
+    }
+    e.winner = e.candidates[fastest].config;
+    e.winner_index = fastest;
+    e.rerank.reset();
+    static_cast<void>(stored.store(e, ""));
+    ASSERT_NE(e.winner, own.winner);
+  }
+  const auto seen = transfer_run().first;
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front(), own.winner) << seen.front().to_string();
 }
 
 // Patience holds for a space beyond the evaluation budget and for one that fits it (4096
