@@ -66,12 +66,12 @@ struct search_evaluation {
 /// Configs recorded for the same function elsewhere (another device, another key): a start that
 /// is taken only as far as it proves right here. Its first point is measured first, like a start
 /// point (for the first three sources; the others' once any source agrees), but the strategy is
-/// told its results, and its further points are measured, only once
-/// the source agrees with this device (`transfer_agrees`): what it measured ranks the configs
-/// measured here as they ranked here, or, where it measured too few of them, its best point
-/// measured here is among the best found here; and its best point is within 10% of the fastest
-/// result the search found alone. So another device's winners lead a search where devices agree,
-/// and cost one evaluation, without steering the strategy, where they do not.
+/// told its results, and its further points are measured, only once the source agrees with this
+/// device (`transfer_agrees`): what it measured ranks the configs measured here as they ranked
+/// here, or, where it measured too few of them, its best point measured here is among the best
+/// found here; and its best point is within 10% of the fastest result the search found alone. So
+/// another device's winners lead a search where devices agree, and cost at most one evaluation,
+/// without steering the strategy, where they do not.
 struct transfer_source {
   /// Valid indices of its configs to start from, best first (e.g. `distinct_best`).
   std::vector<std::size_t> points{};
