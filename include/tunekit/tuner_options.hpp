@@ -149,8 +149,8 @@ struct search_settings {
   std::vector<config> start_configs{};
   /// Also start from the winners (and runners-up not one parameter from a faster one taken, see
   /// `distinct_best`: three per entry) that the winner cache holds for this function on other
-  /// hardware or for other keys (this hardware's entries first; see docs/search.md, Transfer). With
-  /// several ranks, rank 0's list is used.
+  /// hardware or for other keys (this hardware's entries first, the nearest key first in each; see
+  /// docs/search.md, Transfer). With several ranks, rank 0's list is used.
   bool transfer_from_cache = false;
   /// The re-rank of the leaders after the search (on by default; `band = 0` turns it off).
   rerank_settings rerank{};

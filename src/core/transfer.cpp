@@ -3,12 +3,13 @@
 #include "agreement.hpp"
 
 #include <tunekit/config.hpp>
+#include <tunekit/shapes.hpp>
 #include <tunekit/strategy/search_space.hpp>
 
 #include <algorithm>
-#include <iterator>
 #include <limits>
 #include <span>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -76,14 +77,19 @@ namespace {
 
 // Every entry of `fn` recorded for other hardware or another key as a source of `space`: the best
 // `transfer_per_entry` valid candidates not one parameter from a faster one taken
-// (`distinct_best`), fastest first, and every candidate it measured that `space` holds. Entries of
-// this hardware (other keys) come first, since the first sources' first points are measured before
-// any source agrees; then the others; each group in path order.
+// (`distinct_best`), fastest first, and every candidate it measured that `space` holds. Since the
+// first sources' first points are measured before any source agrees, the likeliest come first:
+// entries of this hardware before other hardware's, and within each, the nearest key first (the
+// key distance of nearest-key serving; keys that do not compare last), ties in path order.
 std::vector<transfer_source> stored_sources(const winner_cache &cache, const function_identity &fn,
                                             const hardware_info &hw, const key &k,
                                             const search_space &space) {
-  std::vector<transfer_source> out;
-  std::vector<transfer_source> other_hardware;
+  struct ranked {
+    transfer_source source;
+    bool other_hardware;
+    double distance; // to `k`; +infinity where the keys do not compare
+  };
+  std::vector<ranked> found;
   auto paths = cache.list(fn.name);
   std::sort(paths.begin(), paths.end());
   for (const auto &p : paths) {
@@ -107,9 +113,17 @@ std::vector<transfer_source> stored_sources(const winner_cache &cache, const fun
                                           : std::numeric_limits<double>::infinity()});
       }
     }
-    (r.value->hardware == hw ? out : other_hardware).push_back(std::move(src));
+    found.push_back(
+        {std::move(src), !(r.value->hardware == hw),
+         key_distance(k, r.value->key).value_or(std::numeric_limits<double>::infinity())});
   }
-  std::move(other_hardware.begin(), other_hardware.end(), std::back_inserter(out));
+  std::stable_sort(found.begin(), found.end(), [](const ranked &a, const ranked &b) {
+    return std::tie(a.other_hardware, a.distance) < std::tie(b.other_hardware, b.distance);
+  });
+  std::vector<transfer_source> out;
+  for (auto &f : found) {
+    out.push_back(std::move(f.source));
+  }
   return out;
 }
 

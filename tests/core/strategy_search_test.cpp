@@ -239,6 +239,19 @@ TEST_F(strategy_search, transfer_takes_this_hardwares_entries_before_other_hardw
   EXPECT_EQ(seen.front(), own.winner) << seen.front().to_string();
 }
 
+// Among this hardware's entries the nearest key comes first, whatever the paths.
+TEST_F(strategy_search, transfer_takes_the_nearest_keys_entries_first) {
+  auto f = make(opts(100, bowl));
+  for (const int far : {20, 23, 26}) {
+    EXPECT_EQ(f(far), 3) << far; // their optimum is at a = 3
+  }
+  EXPECT_EQ(f(4), 4);
+  const config nearest_winner = f.tuner().last_search()->winner;
+  const auto seen = transfer_run().first; // key 3: key 4 is 1 away, the others 17 or more
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.front(), nearest_winner) << seen.front().to_string();
+}
+
 // Patience holds for a space beyond the evaluation budget and for one that fits it (4096
 // candidates within 10,000, measured whole without a limit).
 TEST_F(strategy_search, patience_stops_a_search_that_no_longer_improves) {
