@@ -7,6 +7,7 @@
 #include <tunekit/strategy/search_space.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <span>
 #include <tuple>
@@ -113,9 +114,12 @@ std::vector<transfer_source> stored_sources(const winner_cache &cache, const fun
                                           : std::numeric_limits<double>::infinity()});
       }
     }
-    found.push_back(
-        {std::move(src), !(r.value->hardware == hw),
-         key_distance(k, r.value->key).value_or(std::numeric_limits<double>::infinity())});
+    double distance =
+        key_distance(k, r.value->key).value_or(std::numeric_limits<double>::infinity());
+    if (std::isnan(distance)) {
+      distance = std::numeric_limits<double>::infinity(); // a NaN in a key: no order to keep
+    }
+    found.push_back({std::move(src), !(r.value->hardware == hw), distance});
   }
   std::stable_sort(found.begin(), found.end(), [](const ranked &a, const ranked &b) {
     return std::tie(a.other_hardware, a.distance) < std::tie(b.other_hardware, b.distance);
