@@ -276,18 +276,27 @@ def make_tunekit(tt: Any, kernel: Any, a: argparse.Namespace) -> tuple[Any, int 
     return tt.autotune(**kw)(kernel), None
 
 
-def search_record(cache_dir: str) -> dict[str, Any] | None:
-    """The ``search`` record of the winner cache entry tunekit wrote under ``cache_dir``."""
-    for root, _, files in os.walk(cache_dir):
-        for f in sorted(files):
-            if f.endswith(".json"):
-                try:
-                    with open(os.path.join(root, f)) as fh:
-                        entry = json.load(fh)
-                except (OSError, ValueError):
-                    continue
-                if isinstance(entry, dict) and isinstance(entry.get("search"), dict):
-                    return entry["search"]
+def entry_mtimes(cache_dir: str) -> dict[str, float]:
+    """The winner cache's JSON files under ``cache_dir`` and their modification times."""
+    return {os.path.join(root, f): os.path.getmtime(os.path.join(root, f))
+            for root, _, files in os.walk(cache_dir) for f in files if f.endswith(".json")}
+
+
+def search_record(cache_dir: str,
+                  before: dict[str, float] | None = None) -> dict[str, Any] | None:
+    """The ``search`` record of the winner cache entry tunekit wrote under ``cache_dir``; with
+    ``before`` (``entry_mtimes`` of an earlier moment), only of an entry written since."""
+    before = before or {}
+    for path, mtime in sorted(entry_mtimes(cache_dir).items()):
+        if before.get(path) == mtime:
+            continue
+        try:
+            with open(path) as fh:
+                entry = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("search"), dict):
+            return entry["search"]
     return None
 
 
