@@ -327,10 +327,11 @@ search_space list_space(std::size_t count) {
 // A strategy chooses which of the kept candidates to measure, within the budget, in batches;
 // `kept[p]` is the candidate at position p of `space`'s list. `as_list`: `space` is
 // `list_space(kept.size())`, where no model of the parameters applies: random samples, the start
-// configs first, no transfer. Returns the search's record.
+// configs first, no transfer. A wall-time budget counts from `started`. Returns the search's
+// record.
 search_record measure_with_strategy(const search_request &in, const search_space &space,
                                     const std::vector<std::size_t> &kept, batch_state &st,
-                                    bool as_list = false) {
+                                    std::chrono::steady_clock::time_point started, bool as_list) {
   const bool split = in.parallel_split && in.comm.size() > 1;
   // A space that fits the evaluation budget is searched for a time or patience limit only; under
   // the split its batches take at least one candidate per rank, so that every rank measures, as
@@ -352,6 +353,7 @@ search_record measure_with_strategy(const search_request &in, const search_space
   }
   search_options so;
   so.seed = settings.seed;
+  so.started = started; // the wall-time budget counts the set-up: the space, the sources read
   so.batch_size = std::max(least_batch, settings.batch_size);
   // Under the split a rank prepares only its share of the proposals made ahead: each keeps
   // `lookahead` of its own preparing, as one rank alone does.
@@ -615,7 +617,7 @@ search_result search(const search_request &in) {
 
   search_result result;
   if (space) {
-    result.strategy = measure_with_strategy(in, *space, kept, st, as_list);
+    result.strategy = measure_with_strategy(in, *space, kept, st, start, as_list);
   } else {
     static_cast<void>(measure_batch(in, kept, st)); // one batch, one reduction
   }

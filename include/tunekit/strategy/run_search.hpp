@@ -35,8 +35,11 @@ namespace tunekit {
 struct search_budget {
   /// Most evaluations (transfer start points included).
   std::size_t max_evaluations = 100;
-  /// Most wall time of the whole search (zero: no limit). With several ranks the decision to stop
-  /// must be agreed: see `search_options::agree_stop`.
+  /// Most wall time of the whole search (zero: no limit), from `search_options::started`. A batch
+  /// is started only where the recent batches say it ends within the limit: the search stops when
+  /// the time so far and the median of the last three batches' durations (the smaller of two)
+  /// reach it. With several ranks the decision to stop must be agreed: see
+  /// `search_options::agree_stop`.
   std::chrono::duration<double> max_time{0};
   /// Stop after this many evaluations in a row that did not improve the best time (0: no limit).
   std::size_t patience = 0;
@@ -129,6 +132,12 @@ struct search_options {
   /// Called after each batch with this rank's wish to stop for wall time; returns the decision all
   /// ranks take (e.g. a MAX all-reduce of the flag). Unset: the local wish decides.
   std::function<bool(bool)> agree_stop{};
+  /// When the wall-time budget started (unset: when `run_search` is called), e.g. when the caller
+  /// began the work that sets the search up.
+  std::optional<std::chrono::steady_clock::time_point> started{};
+  /// The clock of the wall-time budget (unset: `std::chrono::steady_clock::now`), e.g. one that
+  /// a replay of recorded times advances by each evaluation's recorded cost.
+  std::function<std::chrono::steady_clock::time_point()> clock{};
 };
 
 /// What a search found.

@@ -138,12 +138,15 @@ constexpr std::size_t max_idle_asks = 1000;
 // chosen over the held-out spaces (docs/search.md, Transfer).
 constexpr std::size_t first_points_before_agreement = 3;
 
+// The batches whose durations predict the next one's under a wall-time limit.
+constexpr std::size_t recent_batches = 3;
+
 class search_run {
 public:
   search_run(const search_space &space, strategy &strat, const search_budget &budget,
              const batch_evaluator &evaluate, const search_options &options)
       : m_space(space), m_strat(strat), m_budget(budget), m_evaluate(evaluate), m_options(options),
-        m_started(steady::now()) {}
+        m_checked_at(now()), m_started(options.started.value_or(m_checked_at)) {}
 
   search_outcome run() {
     if (m_options.batch_size == 0) {
@@ -346,8 +349,18 @@ private:
       return true;
     }
     if (m_budget.max_time.count() > 0) {
+      const steady::time_point at = now();
+      if (m_out.evaluations > m_checked_evaluations) {
+        if (m_periods.size() == recent_batches) {
+          m_periods.pop_front();
+        }
+        m_periods.push_back(at - m_checked_at);
+      }
+      m_checked_at = at;
+      m_checked_evaluations = m_out.evaluations;
+      // Stop before a batch that the recent ones say would end past the limit.
       const bool late =
-          std::chrono::duration<double>(steady::now() - m_started) >= m_budget.max_time;
+          std::chrono::duration<double>(at - m_started) + expected_batch() >= m_budget.max_time;
       const bool stop = m_options.agree_stop ? m_options.agree_stop(late) : late;
       if (stop) {
         m_out.stop = search_stop::time;
@@ -357,12 +370,30 @@ private:
     return false;
   }
 
+  [[nodiscard]] steady::time_point now() const {
+    return m_options.clock ? m_options.clock() : steady::now();
+  }
+
+  // The expected duration of the next batch: the median of the recent batches (from one stop
+  // check to the next), the smaller of two; zero before the first.
+  [[nodiscard]] steady::duration expected_batch() const {
+    if (m_periods.empty()) {
+      return steady::duration::zero();
+    }
+    std::vector<steady::duration> sorted(m_periods.begin(), m_periods.end());
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[(sorted.size() - 1) / 2];
+  }
+
   const search_space &m_space;
   strategy &m_strat;
   const search_budget &m_budget;
   const batch_evaluator &m_evaluate;
   const search_options &m_options;
-  steady::time_point m_started;
+  steady::time_point m_checked_at; // the last stop check (the start of the batch after it)
+  steady::time_point m_started;    // when the wall-time budget started
+  std::size_t m_checked_evaluations = 0;
+  std::deque<steady::duration> m_periods;          // the recent batches' durations, oldest first
   std::unordered_map<std::size_t, double> m_known; // lookups only, never iterated
   struct source_state {
     std::unordered_map<std::size_t, double> times; // lookups only

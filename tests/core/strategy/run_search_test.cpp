@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 #include <thread>
+#include <utility>
 
 namespace {
 
@@ -144,6 +145,62 @@ TEST(run_search, wall_time_stops_and_asks_for_agreement) {
   EXPECT_GE(r.evaluations, 2U);
   EXPECT_LT(r.evaluations, 20U);
   EXPECT_EQ(agreements, r.evaluations + 1); // before the first batch and after each
+}
+
+// A search of `grid()`, one config per batch, under a wall-time limit of 95 ms on a clock that
+// each batch advances by `batch_ms(n)` (n: the batch's number, from 1); `setup` passes on that
+// clock before the search, counted when `started` is given. Returns the search and when it ended.
+std::pair<tunekit::search_outcome, std::chrono::milliseconds>
+timed_search(const std::function<int(std::size_t)> &batch_ms,
+             std::chrono::milliseconds setup = std::chrono::milliseconds(0)) {
+  auto s = grid();
+  auto strat = tunekit::make_strategy("random");
+  std::chrono::steady_clock::time_point at{};
+  at += setup;
+  tunekit::search_options o;
+  o.clock = [&] { return at; };
+  if (setup.count() > 0) {
+    o.started = std::chrono::steady_clock::time_point{};
+  }
+  std::size_t n = 0;
+  auto r = tunekit::run_search(
+      s, *strat, {.max_evaluations = 64, .max_time = std::chrono::milliseconds(95)},
+      [&](std::span<const std::size_t> b) {
+        at += std::chrono::milliseconds(batch_ms(++n));
+        return std::vector<double>(b.size(), 1.0);
+      },
+      o);
+  return {std::move(r), std::chrono::duration_cast<std::chrono::milliseconds>(
+                            at - std::chrono::steady_clock::time_point{})};
+}
+
+// A batch is started only where the recent batches say it ends within the limit: batches of 10 ms
+// under a limit of 95 ms stop after nine (90 ms), not after the tenth would have ended at 100 ms.
+TEST(run_search, wall_time_starts_no_batch_that_would_end_past_the_limit) {
+  const auto [r, ended] = timed_search([](std::size_t) { return 10; });
+  EXPECT_EQ(r.stop, tunekit::search_stop::time);
+  EXPECT_EQ(r.evaluations, 9U);
+  EXPECT_EQ(ended, std::chrono::milliseconds(90));
+}
+
+// The budget counts from `started` when given: 50 ms of set-up leave four batches of 10 ms in 95.
+TEST(run_search, wall_time_counts_from_the_given_start) {
+  const auto [r, ended] =
+      timed_search([](std::size_t) { return 10; }, std::chrono::milliseconds(50));
+  EXPECT_EQ(r.stop, tunekit::search_stop::time);
+  EXPECT_EQ(r.evaluations, 4U);
+  EXPECT_EQ(ended, std::chrono::milliseconds(90));
+}
+
+// One slow batch among fast ones does not end the search early: the next batch is expected to
+// take the median of the last three. The third batch takes 40 ms, the others 10: 90 ms after six,
+// and a seventh would end at 100. Expecting the last batch's time would stop after three
+// (60 + 40), the mean's after five.
+TEST(run_search, one_slow_batch_does_not_end_a_timed_search_early) {
+  const auto [r, ended] = timed_search([](std::size_t n) { return n == 3 ? 40 : 10; });
+  EXPECT_EQ(r.stop, tunekit::search_stop::time);
+  EXPECT_EQ(r.evaluations, 6U);
+  EXPECT_EQ(ended, std::chrono::milliseconds(90));
 }
 
 TEST(run_search, start_points_come_first_and_invalid_or_repeated_ones_are_skipped) {
