@@ -47,7 +47,8 @@ _TEMPLATE_HASH = "template_hash"
 @dataclasses.dataclass(frozen=True)
 class Budget:
     """How much a search may spend (the C++ ``search_budget``): at most ``evaluations``
-    candidates measured, ``time_s`` seconds of wall time (0: no limit) and ``patience``
+    candidates measured, ``time_s`` seconds of wall time (0: no limit; compiles count, and a
+    batch is started only where the recent batches say it ends within it) and ``patience``
     evaluations in a row without a better time (0: no limit). Kept spaces of at most
     ``evaluations`` configs are measured whole, unless ``time_s`` or ``patience`` is set: then
     the strategy orders them and the search stops by that limit, or once every config is
