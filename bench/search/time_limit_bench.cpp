@@ -1,6 +1,6 @@
 // How closely a wall-time limit holds on a tuner's first call, without a GPU: a host function
 // over a product space of 307,200 configs (ten parameters, the size of CLBlast's wider Xgemm
-// space), each run sleeping about as long as that GEMM's kernel at 4096^3 (2.6 ms), searched
+// space), each run sleeping 1.5-3 ms (that GEMM's kernels at 4096^3 take about 2.6 ms), searched
 // in batches of 16 with 32 proposals ahead as the GEMM benchmark does. Prints, per repeat, the
 // tuner's construction, the first call against the limit, and the search's evaluations and stop.
 //
