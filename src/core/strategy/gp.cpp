@@ -89,8 +89,7 @@ bool gaussian_process::fit(std::vector<std::vector<std::uint32_t>> digits,
   return true;
 }
 
-double gaussian_process::expected_improvement(const std::vector<std::uint32_t> &d,
-                                              double margin) const {
+std::pair<double, double> gaussian_process::predict(const std::vector<std::uint32_t> &d) const {
   const auto n = static_cast<Eigen::Index>(m_x.size());
   Eigen::VectorXd ks(n);
   for (Eigen::Index i = 0; i < n; ++i) {
@@ -98,12 +97,23 @@ double gaussian_process::expected_improvement(const std::vector<std::uint32_t> &
   }
   const double mu = ks.dot(m_alpha);
   m_k.matrixL().solveInPlace(ks);
-  const double sigma = std::sqrt(std::max(1.0 - ks.squaredNorm(), 1e-12));
+  return {mu, std::sqrt(std::max(1.0 - ks.squaredNorm(), 1e-12))};
+}
+
+double gaussian_process::expected_improvement(const std::vector<std::uint32_t> &d,
+                                              double margin) const {
+  const auto [mu, sigma] = predict(d);
   const double gain = m_best - mu - margin;
   const double z = gain / sigma;
   const double cdf = 0.5 * std::erfc(-z / std::numbers::sqrt2);
   const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi);
   return gain * cdf + sigma * pdf;
+}
+
+double gaussian_process::lower_confidence_bound(const std::vector<std::uint32_t> &d,
+                                                double deviations) const {
+  const auto [mu, sigma] = predict(d);
+  return mu - deviations * sigma;
 }
 
 } // namespace tunekit::detail

@@ -31,6 +31,12 @@ public:
   [[nodiscard]] double expected_improvement(const std::vector<std::uint32_t> &d,
                                             double margin = 0.01) const;
 
+  /// The lower confidence bound of the config at `d`: its predicted standardised log time less
+  /// `deviations` standard deviations of the prediction (after a fit that returned true). The
+  /// lowest bound is where the process is unsure and the prediction not poor.
+  [[nodiscard]] double lower_confidence_bound(const std::vector<std::uint32_t> &d,
+                                              double deviations) const;
+
   /// The fitted length of the covariance (0 before a fit).
   [[nodiscard]] double length() const noexcept { return m_length; }
   /// The log marginal likelihood of the fitted results (up to a constant the same for every
@@ -41,6 +47,8 @@ private:
   [[nodiscard]] double distance2(const std::vector<std::uint32_t> &a,
                                  const std::vector<std::uint32_t> &b) const;
   [[nodiscard]] double covariance(double dist2, double length) const;
+  // The posterior mean and standard deviation of the standardised log time at `d`.
+  [[nodiscard]] std::pair<double, double> predict(const std::vector<std::uint32_t> &d) const;
 
   const search_space *m_space;
   std::vector<bool> m_ordered;

@@ -1,8 +1,8 @@
 // "hybrid": the TPE model (tpe.cpp) with the mechanisms only the hybrid's settings switch on
 // (`hybrid_settings`): the space-filling start (`spread`), the trust region (`stall`), the
 // polish of the best config's radius-two neighbourhood (`polish_after`, `polish`), the
-// additive model of main effects (`main_effects`) and the proposals by expected improvement under
-// a Gaussian process (`gaussian_process`, gp.hpp).
+// additive model of main effects (`main_effects`) and the proposals by expected improvement or a
+// lower confidence bound under a Gaussian process (`gaussian_process`, `confidence_bound`, gp.hpp).
 
 #include "tpe.hpp"
 
@@ -267,13 +267,18 @@ tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool) {
       candidates.push_back(*c);
     }
   }
+  // Every other pick by the lower confidence bound (the lowest first), the rest by the largest
+  // expected improvement.
+  const bool by_bound = m_settings.confidence_bound > 0 && m_gaussian_process_picks++ % 2 == 0;
   std::optional<std::size_t> pick;
-  double pick_ei = 0;
+  double pick_score = 0;
   for (std::size_t c : candidates) {
-    const double ei = gp.expected_improvement(s.digits(c));
-    if (!pick || ei > pick_ei || (ei == pick_ei && c < *pick)) {
+    const auto d = s.digits(c);
+    const double sc = by_bound ? -gp.lower_confidence_bound(d, m_settings.confidence_bound)
+                               : gp.expected_improvement(d);
+    if (!pick || sc > pick_score || (sc == pick_score && c < *pick)) {
       pick = c;
-      pick_ei = ei;
+      pick_score = sc;
     }
   }
   return pick;

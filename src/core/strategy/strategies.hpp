@@ -104,6 +104,12 @@ struct tpe_settings {
   std::size_t gaussian_process_from = 10;
   std::size_t gaussian_process_until = 100;
   std::size_t gaussian_process_samples = 512;
+  /// With the Gaussian process (0: off): every other config it picks, the first included, is the
+  /// one of the lowest confidence bound, the predicted log time less this many standard deviations
+  /// of the prediction, instead of the one of the largest expected improvement. Expected
+  /// improvement keeps to the best result's surroundings once the process is sure of them; the
+  /// bound also tries where the process is unsure and the prediction is not poor.
+  double confidence_bound = 0;
   /// Trust region: after this many told configs without a new best (0: never), the next proposal
   /// is the unseen Hamming neighbour of the best config with the best density ratio, until that
   /// neighbourhood is spent.
@@ -144,7 +150,7 @@ struct hybrid_settings : tpe_settings {
     neighbour_tops = 3;     // the Hamming neighbours of the three best configs are scored too
     explore = 0.1;          // so that transferred winners cannot confine the search
     stall = 10;             // trust region after ten told configs without a new best
-    restart = 30;           // restart after thirty without a new best, the trust region spent
+    restart = 80;           // restart after eighty without a new best, the trust region spent
     spread = 32;            // each random config the most spread of 32 samples
     polish_after = 200;     // polish from 200 told configs on (100-300: 0.993-0.996 at 400)
     polish = 100;           // up to 100 proposals around each best (50 too few, 150 no better)
@@ -153,6 +159,7 @@ struct hybrid_settings : tpe_settings {
     fewest_ordered = 5;   // numeric domains of 3 or 4 values: exact first, wide if it explains more
     main_effects = 0.2;   // a fifth of the proposals from the additive model, then by its progress
     gaussian_process = 5; // most of the rest by expected improvement while it lands as well
+    confidence_bound = 3; // every other of those by the lower bound, 3 deviations below the mean
   }
 };
 [[nodiscard]] std::unique_ptr<strategy> make_hybrid_strategy(const hybrid_settings &settings = {});

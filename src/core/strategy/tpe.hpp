@@ -156,6 +156,8 @@ private:
   std::unordered_map<std::size_t, std::size_t> m_awaited;
   std::array<double, proposal_kinds> m_landed{};
   std::array<double, proposal_kinds> m_missed{};
+  // `confidence_bound`: the configs the Gaussian process picked (the even ones by the bound).
+  std::size_t m_gaussian_process_picks = 0;
 };
 
 } // namespace tunekit::detail
