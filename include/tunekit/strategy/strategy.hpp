@@ -42,6 +42,12 @@ public:
   [[nodiscard]] virtual std::vector<std::size_t> ask(std::size_t max_batch) = 0;
   /// The time of `index` in milliseconds; +infinity when it failed.
   virtual void tell(std::size_t index, double time_ms) = 0;
+  /// Called by the driver after `start` when the search has transfer sources
+  /// (`search_options::transfer`): the winners of other devices or keys are measured among the
+  /// strategy's proposals, and their results are told once a source agrees with the results
+  /// here. A strategy may then keep closer to the configs told than it would in a search of its
+  /// own. The default ignores it.
+  virtual void expect_transfer() {}
 };
 
 /// The names `make_strategy` accepts, the default first.

@@ -268,8 +268,11 @@ tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool) {
     }
   }
   // Every other pick by the lower confidence bound (the lowest first), the rest by the largest
-  // expected improvement.
-  const bool by_bound = m_settings.confidence_bound > 0 && m_gaussian_process_picks++ % 2 == 0;
+  // expected improvement. With results from elsewhere, every pick by expected improvement: the
+  // bound's picks away from the configs measured would delay the improvements around the
+  // transferred ones.
+  const bool by_bound =
+      m_settings.confidence_bound > 0 && !transfers() && m_gaussian_process_picks++ % 2 == 0;
   std::optional<std::size_t> pick;
   double pick_score = 0;
   for (std::size_t c : candidates) {

@@ -162,7 +162,12 @@ public:
         starts.push_back(i);
       }
     }
-    timed([&] { m_strat.start(m_space, m_options.seed, starts); });
+    timed([&] {
+      m_strat.start(m_space, m_options.seed, starts);
+      if (!m_options.transfer.empty()) {
+        m_strat.expect_transfer();
+      }
+    });
     const std::unordered_set<std::size_t> user_start = seen; // membership only
     // The first points of the first sources are measured after the start points, but the
     // strategy is told of a source's results only once the source agrees with the results here:

@@ -59,8 +59,10 @@ public:
     m_pending.clear();
     m_best.reset();
     m_start_points.assign(start_points.begin(), start_points.end());
+    m_transfer_expected = false;
     on_start();
   }
+  void expect_transfer() override { m_transfer_expected = true; }
 
   void tell(std::size_t index, double time_ms) override {
     m_pending.erase(index);
@@ -98,6 +100,11 @@ protected:
   [[nodiscard]] const observation &best() const noexcept { return *m_best; }
   [[nodiscard]] const std::vector<std::size_t> &start_points() const noexcept {
     return m_start_points;
+  }
+  /// Whether results from elsewhere are told: start points, or transfer sources
+  /// (`expect_transfer`).
+  [[nodiscard]] bool transfers() const noexcept {
+    return m_transfer_expected || !m_start_points.empty();
   }
 
   /// Up to `count` valid configs not seen yet, drawn uniformly, marked pending. Fewer only when
@@ -144,6 +151,7 @@ private:
   std::unordered_set<std::size_t> m_pending;       // lookups only
   std::optional<observation> m_best;
   std::vector<std::size_t> m_start_points;
+  bool m_transfer_expected = false;
 };
 
 } // namespace tunekit::detail

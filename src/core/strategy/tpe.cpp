@@ -65,6 +65,7 @@ void tpe_strategy::on_start() {
   m_epoch_best.reset();
   m_polish_used = 0;
   m_proposed.clear();
+  m_gaussian_process_picks = 0;
   m_awaited.clear();
   m_landed = {};
   m_missed = {};

@@ -620,6 +620,46 @@ TEST(hybrid, confidence_bound_picks_away_from_the_configs_measured) {
   EXPECT_LT(mean_best_after(s, times, with, 25), 1.1 * mean_best_after(s, times, without, 25));
 }
 
+// With results from elsewhere (`expect_transfer`, or start points) the process picks by expected
+// improvement alone: on the tilted bowl the default then proposes what it proposes without the
+// bound, and a search of its own afterwards (`start` again, same object) proposes with the bound
+// again, the same configs as a fresh strategy (the alternation starts over too).
+TEST(hybrid, with_transfer_picks_by_expected_improvement_alone) {
+  const auto s = tilted_bowl_space();
+  const auto times = tilted_bowl_times(s);
+  auto proposals = [&](tunekit::strategy &strat, std::uint64_t seed, bool transfer) {
+    strat.start(s, seed, {});
+    if (transfer) {
+      strat.expect_transfer();
+    }
+    std::vector<std::size_t> out;
+    while (out.size() < 40) {
+      const auto batch = strat.ask(1);
+      if (batch.empty()) {
+        break;
+      }
+      strat.tell(batch.front(), times(batch).front());
+      out.push_back(batch.front());
+    }
+    return out;
+  };
+  tunekit::detail::hybrid_settings no_bound;
+  no_bound.confidence_bound = 0;
+  std::size_t differ_alone = 0;
+  for (std::uint64_t seed = 0; seed < 5; ++seed) {
+    auto strat = tunekit::detail::make_hybrid_strategy();
+    auto plain = tunekit::detail::make_hybrid_strategy(no_bound);
+    const auto expected = proposals(*plain, seed, false);
+    EXPECT_EQ(proposals(*strat, seed, true), expected) << "seed " << seed;
+    const auto alone = proposals(*strat, seed, false);
+    differ_alone += alone != expected ? 1 : 0;
+    EXPECT_EQ(proposals(*strat, seed, false), alone) << "seed " << seed;
+    auto fresh = tunekit::detail::make_hybrid_strategy();
+    EXPECT_EQ(proposals(*fresh, seed, false), alone) << "seed " << seed;
+  }
+  EXPECT_GT(differ_alone, 0U); // the bound changes the picks of a search of its own
+}
+
 // The additive model's and the Gaussian process's proposals and the shares they get are the same
 // for the same seed (every rank of a split search proposes alike), also in batches.
 TEST(hybrid, main_effects_propose_the_same_configs_for_the_same_seed) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -60,9 +61,11 @@ public:
     return out;
   }
   void tell(std::size_t index, double time_ms) override { told.emplace_back(index, time_ms); }
+  void expect_transfer() override { transfer_expected_after = told.size(); }
 
   std::vector<std::pair<std::size_t, double>> told;
   std::vector<std::size_t> m_starts;
+  std::optional<std::size_t> transfer_expected_after; // results told before `expect_transfer`
 
 private:
   std::vector<std::size_t> m_plan;
@@ -492,9 +495,12 @@ std::vector<std::size_t> indices_of(const std::vector<tunekit::search_evaluation
 TEST(run_search, a_transfer_source_that_disagrees_costs_its_first_point_and_changes_nothing_else) {
   auto s = grid();
   std::vector<std::size_t> measured;
+  // Alone: a search that expects transfer (a source with nothing in it), as the default strategy
+  // then picks by expected improvement only.
   auto cold = tunekit::make_strategy("hybrid");
-  const auto alone =
-      tunekit::run_search(s, *cold, {.max_evaluations = 30}, counting(s, measured), {.seed = 4});
+  const auto alone = tunekit::run_search(s, *cold, {.max_evaluations = 30}, counting(s, measured),
+                                         {.seed = 4, .transfer = {tunekit::transfer_source{}}});
+  EXPECT_EQ(alone.started, 0U);
   // Another device where the order is reversed: its best configs are the worst here.
   const std::size_t far = *s.index_of(config{{"X", 1}, {"Y", 7}});
   const std::size_t far2 = *s.index_of(config{{"X", 0}, {"Y", 6}});
@@ -508,7 +514,7 @@ TEST(run_search, a_transfer_source_that_disagrees_costs_its_first_point_and_chan
   EXPECT_EQ(std::count(order.begin(), order.end(), far2), 0); // its next one never
   EXPECT_EQ(with.agreed_sources, 0U);
   EXPECT_EQ(with.started, 1U);
-  // Its result is never told: the strategy proposes what it proposes without transfer.
+  // Its result is never told: the strategy proposes what it proposes without its results.
   order.erase(order.begin());
   EXPECT_EQ(order, indices_of(alone.history));
 }
@@ -531,6 +537,11 @@ TEST(run_search, a_transfer_source_that_agrees_has_its_points_measured_and_told)
   EXPECT_NE(std::find(order.begin(), order.end(), c), order.end());
   EXPECT_EQ(r.agreed_sources, 1U);
   EXPECT_EQ(r.started, 3U);
+  // The strategy knew of the source from the start; a search without sources says nothing.
+  EXPECT_EQ(plan.transfer_expected_after, std::optional<std::size_t>{0});
+  scripted alone({0, 9});
+  (void)tunekit::run_search(s, alone, {.max_evaluations = 2}, counting(s, measured));
+  EXPECT_FALSE(alone.transfer_expected_after.has_value());
   // Everything measured was told, the first point too.
   std::set<std::size_t> told;
   for (const auto &[i, t] : plan.told) {
