@@ -108,7 +108,9 @@ struct tpe_settings {
   /// one of the lowest confidence bound, the predicted log time less this many standard deviations
   /// of the prediction, instead of the one of the largest expected improvement. Expected
   /// improvement keeps to the best result's surroundings once the process is sure of them; the
-  /// bound also tries where the process is unsure and the prediction is not poor.
+  /// bound also tries where the process is unsure and the prediction is not poor. Not in a search
+  /// with start points or transfer sources (`strategy::expect_transfer`): there every pick is by
+  /// expected improvement, so that the improvements around the transferred configs come first.
   double confidence_bound = 0;
   /// Trust region: after this many told configs without a new best (0: never), the next proposal
   /// is the unseen Hamming neighbour of the best config with the best density ratio, until that

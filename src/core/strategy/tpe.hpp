@@ -45,7 +45,8 @@ namespace tunekit::detail {
 /// reaches. A share of its proposals (`main_effects`) comes from an additive model of log time,
 /// which puts together the values that separate good configs got right; of the others, a share
 /// (`gaussian_process`) is the candidate of the largest expected improvement under a Gaussian
-/// process of log time, early in an epoch.
+/// process of log time, early in an epoch (in a search without start points or transfer sources,
+/// every other one of those the candidate of the lowest confidence bound, `confidence_bound`).
 class tpe_strategy final : public strategy_base {
 public:
   tpe_strategy(std::string_view name, const tpe_settings &settings)
