@@ -627,19 +627,17 @@ TEST(hybrid, confidence_bound_picks_away_from_the_configs_measured) {
 TEST(hybrid, with_transfer_picks_by_expected_improvement_alone) {
   const auto s = tilted_bowl_space();
   const auto times = tilted_bowl_times(s);
+  // The configs measured in 40 evaluations; with `transfer`, a source with nothing in it, so that
+  // the driver calls `expect_transfer` and nothing else changes.
   auto proposals = [&](tunekit::strategy &strat, std::uint64_t seed, bool transfer) {
-    strat.start(s, seed, {});
+    tunekit::search_options options{.seed = seed};
     if (transfer) {
-      strat.expect_transfer();
+      options.transfer = {tunekit::transfer_source{}};
     }
     std::vector<std::size_t> out;
-    while (out.size() < 40) {
-      const auto batch = strat.ask(1);
-      if (batch.empty()) {
-        break;
-      }
-      strat.tell(batch.front(), times(batch).front());
-      out.push_back(batch.front());
+    for (const auto &e :
+         tunekit::run_search(s, strat, {.max_evaluations = 40}, times, options).history) {
+      out.push_back(e.index);
     }
     return out;
   };
