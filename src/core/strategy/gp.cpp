@@ -78,6 +78,7 @@ bool gaussian_process::fit(std::vector<std::vector<std::uint32_t>> digits,
         m_alpha = std::move(alpha);
         m_k = std::move(llt);
         m_length = length;
+        m_noise = noise;
       }
     }
   }
@@ -86,7 +87,38 @@ bool gaussian_process::fit(std::vector<std::vector<std::uint32_t>> digits,
   }
   m_log_likelihood = best_ll;
   m_x = std::move(digits);
+  m_y = std::move(y);
   return true;
+}
+
+void gaussian_process::believe(const std::vector<std::vector<std::uint32_t>> &pending) {
+  if (pending.empty() || m_x.empty()) {
+    return;
+  }
+  const auto told = static_cast<Eigen::Index>(m_x.size());
+  const auto n = told + static_cast<Eigen::Index>(pending.size());
+  Eigen::VectorXd y(n);
+  y.head(told) = m_y;
+  for (std::size_t k = 0; k < pending.size(); ++k) {
+    y(told + static_cast<Eigen::Index>(k)) = predict(pending[k]).first;
+  }
+  m_x.insert(m_x.end(), pending.begin(), pending.end());
+  Eigen::MatrixXd k(n, n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    for (Eigen::Index j = 0; j <= i; ++j) {
+      k(i, j) = k(j, i) = covariance(
+          distance2(m_x[static_cast<std::size_t>(i)], m_x[static_cast<std::size_t>(j)]), m_length);
+    }
+  }
+  k.diagonal().array() += m_noise;
+  Eigen::LLT<Eigen::MatrixXd> llt(k);
+  if (llt.info() != Eigen::Success) {
+    m_x.resize(static_cast<std::size_t>(told)); // keep the process as fitted
+    return;
+  }
+  m_alpha = llt.solve(y);
+  m_k = std::move(llt);
+  m_y = std::move(y);
 }
 
 std::pair<double, double> gaussian_process::predict(const std::vector<std::uint32_t> &d) const {

@@ -26,6 +26,12 @@ public:
   /// Fits the results (`digits[i]` took `log_time[i]`, finite); false with fewer than two.
   bool fit(std::vector<std::vector<std::uint32_t>> digits, const std::vector<double> &log_time);
 
+  /// Tells the process the configs at `pending` (not measured yet) at their own predictions, with
+  /// the fitted length and noise: its mean stays, its uncertainty about them and their
+  /// surroundings falls (a kriging believer, for the proposals of a batch). The best result stays
+  /// the best one fitted. After a fit that returned true.
+  void believe(const std::vector<std::vector<std::uint32_t>> &pending);
+
   /// The expected improvement, in standard deviations of the fitted log times, of the config at
   /// `d` over the best fitted result less `margin` (after a fit that returned true).
   [[nodiscard]] double expected_improvement(const std::vector<std::uint32_t> &d,
@@ -53,9 +59,11 @@ private:
   const search_space *m_space;
   std::vector<bool> m_ordered;
   std::vector<std::vector<std::uint32_t>> m_x;
+  Eigen::VectorXd m_y;             // the standardised log times, then the believed predictions
   Eigen::VectorXd m_alpha;         // K^-1 y
   Eigen::LLT<Eigen::MatrixXd> m_k; // K = L L^T
   double m_length = 0;
+  double m_noise = 0;
   double m_log_likelihood = 0;
   double m_best = 0; // the smallest standardised result
 };

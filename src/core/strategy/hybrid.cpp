@@ -240,7 +240,13 @@ tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool) {
       y.push_back(std::log(o.time_ms));
     }
   }
-  if (y.size() < m_settings.gaussian_process_from || y.size() > m_settings.gaussian_process_until) {
+  // In a batch, the results of the batch's other proposals arrive with this one's: the process
+  // starts that much sooner, once the random start is told.
+  std::size_t from = m_settings.gaussian_process_from;
+  if (m_settings.count_pending && m_batch > 1) {
+    from = std::max(m_settings.initial, from > m_batch - 1 ? from - (m_batch - 1) : 0);
+  }
+  if (y.size() < from || y.size() > m_settings.gaussian_process_until) {
     return std::nullopt;
   }
   // Numeric domains of fewer than `fewest_ordered` values are ordered or method switches: both
@@ -257,6 +263,13 @@ tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool) {
   }
   if (!fitted) {
     return std::nullopt;
+  }
+  if (m_settings.count_pending) {
+    std::vector<std::vector<std::uint32_t>> pending;
+    for (std::size_t c : pending_indices()) {
+      pending.push_back(s.digits(c));
+    }
+    gp.believe(pending);
   }
   // The model's candidates, and uniform ones: the expected improvement also looks away from the
   // good configs, where the process is unsure.

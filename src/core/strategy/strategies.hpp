@@ -112,6 +112,15 @@ struct tpe_settings {
   /// with start points or transfer sources (`strategy::expect_transfer`): there every pick is by
   /// expected improvement, so that the improvements around the transferred configs come first.
   double confidence_bound = 0;
+  /// Batches (multivariate only): while a batch is filled, or proposals are made ahead of the
+  /// results (`search_options::lookahead`), the proposals not yet told count. Each joins the bad
+  /// group of the density ratio until it is told (as Optuna's constant liar does); the Gaussian
+  /// process is told each at its own prediction (a kriging believer: the mean is unchanged, the
+  /// uncertainty there falls, so expected improvement and the bound look elsewhere); and the
+  /// process starts `max_batch - 1` results before `gaussian_process_from` (not before the random
+  /// start is told), since the results of a batch arrive together. Without proposals pending
+  /// (batches of one, no lookahead) nothing changes.
+  bool count_pending = false;
   /// Trust region: after this many told configs without a new best (0: never), the next proposal
   /// is the unseen Hamming neighbour of the best config with the best density ratio, until that
   /// neighbourhood is spent.
@@ -162,6 +171,7 @@ struct hybrid_settings : tpe_settings {
     main_effects = 0.2;   // a fifth of the proposals from the additive model, then by its progress
     gaussian_process = 5; // most of the rest by expected improvement while it lands as well
     confidence_bound = 3; // every other of those by the lower bound, 3 deviations below the mean
+    count_pending = true; // a batch's proposals spread: pending ones count as bad, or as predicted
   }
 };
 [[nodiscard]] std::unique_ptr<strategy> make_hybrid_strategy(const hybrid_settings &settings = {});

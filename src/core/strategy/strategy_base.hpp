@@ -94,6 +94,12 @@ protected:
   }
   void mark_pending(std::size_t index) { m_pending.insert(index); }
   [[nodiscard]] std::size_t pending_count() const noexcept { return m_pending.size(); }
+  /// The proposals not yet told, smallest index first (the same order on every rank).
+  [[nodiscard]] std::vector<std::size_t> pending_indices() const {
+    std::vector<std::size_t> out(m_pending.begin(), m_pending.end());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   [[nodiscard]] const std::vector<observation> &told_results() const noexcept { return m_told; }
   [[nodiscard]] bool has_best() const noexcept { return m_best.has_value(); }
   /// The best result told so far (`improves`); only when `has_best()`.

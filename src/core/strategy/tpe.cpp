@@ -66,6 +66,8 @@ void tpe_strategy::on_start() {
   m_polish_used = 0;
   m_proposed.clear();
   m_gaussian_process_picks = 0;
+  m_batch = 1;
+  m_pending_in_bad.clear();
   m_awaited.clear();
   m_landed = {};
   m_missed = {};
@@ -160,6 +162,8 @@ void tpe_strategy::fit() {
   if (m_settings.multivariate) {
     split(epoch_results(), m_good_points, m_bad_points);
     choose_widths();
+    m_pending_in_bad.clear();
+    count_pending_as_bad();
     if (m_settings.avoid_failures) {
       absorb_failures();
     }
@@ -195,6 +199,18 @@ void tpe_strategy::fit() {
     m_good[p] = std::move(good);
   }
   m_fitted_at = told_results().size();
+}
+
+void tpe_strategy::count_pending_as_bad() {
+  if (!m_settings.count_pending || !m_settings.multivariate) {
+    return;
+  }
+  for (std::size_t c : pending_indices()) {
+    if (std::find(m_pending_in_bad.begin(), m_pending_in_bad.end(), c) == m_pending_in_bad.end()) {
+      m_pending_in_bad.push_back(c);
+      m_bad_points.push_back(space().digits(c));
+    }
+  }
 }
 
 double tpe_strategy::kernel_sum(const std::vector<std::uint32_t> &d, const points &centres,
@@ -355,6 +371,7 @@ std::size_t tpe_strategy::draw_good() {
 std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
   std::vector<std::size_t> out;
   const search_space &s = space();
+  m_batch = max_batch;
   while (out.size() < max_batch) {
     // Random configs besides the start points first: transferred winners alone would confine the
     // model to the region where other devices were fast.
@@ -381,6 +398,8 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
     }
     if (m_fitted_at != told_results().size()) {
       fit();
+    } else {
+      count_pending_as_bad(); // the batch's proposals so far
     }
     if (auto r = polish()) {
       mark_pending(*r);

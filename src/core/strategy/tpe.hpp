@@ -61,6 +61,9 @@ private:
   void on_start() override;
   void on_tell(std::size_t index, double time_ms) override;
   void fit();
+  // With `count_pending`, the proposals not yet told join the bad group (once each until the next
+  // fit).
+  void count_pending_as_bad();
   void choose_widths();
   [[nodiscard]] double score(std::size_t index) const;
   void split(std::vector<observation> obs, points &good, points &bad) const;
@@ -130,7 +133,9 @@ private:
   // Per ordered parameter, the kernel tables of the widths `choose_widths` picks from.
   std::vector<std::vector<std::vector<std::vector<double>>>> m_kernel_widths;
   points m_good_points;
-  points m_bad_points;
+  points m_bad_points;                       // and the proposals pending, with `count_pending`
+  std::vector<std::size_t> m_pending_in_bad; // those proposals
+  std::size_t m_batch = 1;                   // the largest batch of the current ask
   // `avoid_failures`: every told config that failed and every one that succeeded (all epochs),
   // taken in as they are told (m_absorbed of them so far).
   points m_failed_points;

@@ -423,16 +423,21 @@ TEST(hybrid, puts_together_the_values_that_separate_good_configs_got_right) {
   expect_lower_with_first(s, times, with, without, 30, "with main effects / without");
 }
 
+// One ordered parameter of 21 positions (0-20), for the Gaussian process's tests.
+search_space line_of_21() {
+  std::vector<tunekit::value> positions;
+  for (int v = 0; v <= 20; ++v) {
+    positions.emplace_back(v);
+  }
+  return search_space::product({{"X", positions}}, {});
+}
+
 // The Gaussian process: one ordered parameter of 21 values, log time a bowl around position 14,
 // measured at 0, 4, 8, 12 and 20. The unmeasured position of the largest expected improvement lies
 // between the best measurement (12) and the slower ones on either side, not beyond them; with one
 // result there is nothing to fit.
 TEST(gaussian_process, expects_the_most_improvement_next_to_the_best_result_towards_the_slope) {
-  std::vector<tunekit::value> positions;
-  for (int v = 0; v <= 20; ++v) {
-    positions.emplace_back(v);
-  }
-  const auto s = search_space::product({{"X", positions}}, {});
+  const auto s = line_of_21();
   tunekit::detail::gaussian_process gp(s, {true});
   const std::vector<std::uint32_t> measured = {0, 4, 8, 12, 20};
   std::vector<std::vector<std::uint32_t>> x;
@@ -466,11 +471,7 @@ TEST(gaussian_process, expects_the_most_improvement_next_to_the_best_result_towa
 // (13); with many it is lowest where the process is least sure, the middle of the widest gap
 // between measurements (17), however slow its neighbours.
 TEST(gaussian_process, lower_confidence_bound_weighs_the_prediction_against_its_uncertainty) {
-  std::vector<tunekit::value> positions;
-  for (int v = 0; v <= 20; ++v) {
-    positions.emplace_back(v);
-  }
-  const auto s = search_space::product({{"X", positions}}, {});
+  const auto s = line_of_21();
   tunekit::detail::gaussian_process gp(s, {true});
   const std::vector<std::uint32_t> measured = {0, 4, 8, 12, 14, 20};
   std::vector<std::vector<std::uint32_t>> x;
@@ -498,6 +499,38 @@ TEST(gaussian_process, lower_confidence_bound_weighs_the_prediction_against_its_
   };
   EXPECT_EQ(lowest(0.0), 13U);
   EXPECT_EQ(lowest(100.0), 17U);
+}
+
+// A proposal of a batch not measured yet, told to the process at its own prediction (a kriging
+// believer): on the bowl of the test above the mean stays everywhere, the uncertainty at the
+// pending position falls (its bound of three deviations rises towards the mean), and so does its
+// expected improvement, so that the next pick of the batch goes elsewhere.
+TEST(gaussian_process, believing_a_pending_config_keeps_the_mean_and_lowers_the_uncertainty_there) {
+  const auto s = line_of_21();
+  tunekit::detail::gaussian_process gp(s, {true});
+  std::vector<std::vector<std::uint32_t>> x;
+  std::vector<double> log_time;
+  for (std::uint32_t p : {0U, 4U, 8U, 12U, 20U}) {
+    x.push_back({p});
+    log_time.push_back(0.01 * (static_cast<double>(p) - 14) * (static_cast<double>(p) - 14));
+  }
+  ASSERT_TRUE(gp.fit(x, log_time));
+  std::vector<double> mean_before;
+  for (std::uint32_t p = 0; p <= 20; ++p) {
+    mean_before.push_back(gp.lower_confidence_bound({p}, 0.0));
+  }
+  const std::vector<std::uint32_t> pending = {15};
+  const double bound_before = gp.lower_confidence_bound(pending, 3.0);
+  const double improvement_before = gp.expected_improvement(pending);
+  const double improvement_far_before = gp.expected_improvement({17});
+  gp.believe({pending});
+  for (std::uint32_t p = 0; p <= 20; ++p) {
+    EXPECT_NEAR(gp.lower_confidence_bound({p}, 0.0), mean_before[p], 1e-9) << "position " << p;
+  }
+  EXPECT_GT(gp.lower_confidence_bound(pending, 3.0), bound_before + 0.1);
+  EXPECT_LT(gp.expected_improvement(pending), 0.5 * improvement_before);
+  EXPECT_GT(gp.expected_improvement({17}), 0.0);
+  EXPECT_LE(gp.expected_improvement({17}), improvement_far_before);
 }
 
 // The hybrid fits a process with a small numeric domain as ordered and one with it as categories,
@@ -656,6 +689,57 @@ TEST(hybrid, with_transfer_picks_by_expected_improvement_alone) {
     EXPECT_EQ(proposals(*fresh, seed, false), alone) << "seed " << seed;
   }
   EXPECT_GT(differ_alone, 0U); // the bound changes the picks of a search of its own
+}
+
+// Batches (`count_pending`): the proposals of a batch not measured yet count, as bad results for
+// the density ratio and at their predictions for the Gaussian process, so that a batch spreads
+// instead of piling its proposals next to one another. On the tilted bowl in batches of eight,
+// over 20 seeds, the model's batches (evaluations 9-40) differ in more parameters within the batch
+// than without; with batches of one nothing is pending, and the proposals are the same either way.
+TEST(hybrid, a_batch_counts_its_pending_proposals) {
+  const auto s = tilted_bowl_space();
+  const auto times = tilted_bowl_times(s);
+  tunekit::detail::hybrid_settings with;
+  ASSERT_TRUE(with.count_pending);
+  tunekit::detail::hybrid_settings without;
+  without.count_pending = false;
+  auto history = [&](const tunekit::detail::hybrid_settings &settings, std::uint64_t seed,
+                     std::size_t batch) {
+    auto strat = tunekit::detail::make_hybrid_strategy(settings);
+    std::vector<std::size_t> out;
+    for (const auto &e : tunekit::run_search(s, *strat, {.max_evaluations = 40}, times,
+                                             {.seed = seed, .batch_size = batch})
+                             .history) {
+      out.push_back(e.index);
+    }
+    return out;
+  };
+  auto spread_within_batches = [&](const tunekit::detail::hybrid_settings &settings) {
+    double total = 0;
+    std::size_t pairs = 0;
+    for (std::uint64_t seed = 0; seed < 20; ++seed) {
+      const auto h = history(settings, seed, 8);
+      for (std::size_t start = 8; start + 8 <= h.size(); start += 8) {
+        for (std::size_t i = start; i < start + 8; ++i) {
+          for (std::size_t j = start; j < i; ++j) {
+            for (std::size_t p = 0; p < s.dimensions(); ++p) {
+              total += s.digit(h[i], p) != s.digit(h[j], p) ? 1.0 : 0.0;
+            }
+            ++pairs;
+          }
+        }
+      }
+    }
+    return total / static_cast<double>(pairs);
+  };
+  const double spread_with = spread_within_batches(with);
+  const double spread_without = spread_within_batches(without);
+  std::printf("parameters apart within a batch of eight, counting pending / not: %.3f / %.3f\n",
+              spread_with, spread_without);
+  EXPECT_GT(spread_with, spread_without + 0.1);
+  for (std::uint64_t seed = 0; seed < 5; ++seed) {
+    EXPECT_EQ(history(with, seed, 1), history(without, seed, 1)) << "seed " << seed;
+  }
 }
 
 // The additive model's and the Gaussian process's proposals and the shares they get are the same
