@@ -502,9 +502,10 @@ TEST(gaussian_process, lower_confidence_bound_weighs_the_prediction_against_its_
 }
 
 // A proposal of a batch not measured yet, told to the process at its own prediction (a kriging
-// believer): on the bowl of the test above the mean stays everywhere, the uncertainty at the
-// pending position falls (its bound of three deviations rises towards the mean), and so does its
-// expected improvement, so that the next pick of the batch goes elsewhere.
+// believer): on the bowl around position 14 measured at 0, 4, 8, 12 and 20 (the first of these
+// tests) the mean stays everywhere, the uncertainty at the pending position falls (its bound of
+// three deviations rises towards the mean), and so does its expected improvement, so that the next
+// pick of the batch goes elsewhere.
 TEST(gaussian_process, believing_a_pending_config_keeps_the_mean_and_lowers_the_uncertainty_there) {
   const auto s = line_of_21();
   tunekit::detail::gaussian_process gp(s, {true});
