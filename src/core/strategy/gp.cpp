@@ -38,6 +38,19 @@ double gaussian_process::distance2(const std::vector<std::uint32_t> &a,
   return a.empty() ? 0.0 : sum / static_cast<double>(a.size());
 }
 
+Eigen::MatrixXd
+gaussian_process::distances2(const std::vector<std::vector<std::uint32_t>> &x) const {
+  const auto n = static_cast<Eigen::Index>(x.size());
+  Eigen::MatrixXd d2(n, n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    for (Eigen::Index j = 0; j <= i; ++j) {
+      d2(i, j) = d2(j, i) =
+          distance2(x[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(j)]);
+    }
+  }
+  return d2;
+}
+
 double gaussian_process::covariance(double dist2, double length) const {
   const double r = std::sqrt(5.0 * dist2) / length;
   return (1 + r + r * r / 3) * std::exp(-r);
@@ -54,13 +67,7 @@ bool gaussian_process::fit(std::vector<std::vector<std::uint32_t>> digits,
   const double sd = std::sqrt(y.squaredNorm() / static_cast<double>(n));
   y /= sd > 0 ? sd : 1.0;
   m_best = y.minCoeff();
-  Eigen::MatrixXd d2(n, n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    for (Eigen::Index j = 0; j <= i; ++j) {
-      d2(i, j) = d2(j, i) =
-          distance2(digits[static_cast<std::size_t>(i)], digits[static_cast<std::size_t>(j)]);
-    }
-  }
+  const Eigen::MatrixXd d2 = distances2(digits);
   double best_ll = -std::numeric_limits<double>::infinity();
   for (double length : lengths) {
     for (double noise : noises) {
@@ -103,13 +110,7 @@ void gaussian_process::believe(const std::vector<std::vector<std::uint32_t>> &pe
     y(told + static_cast<Eigen::Index>(k)) = predict(pending[k]).first;
   }
   m_x.insert(m_x.end(), pending.begin(), pending.end());
-  Eigen::MatrixXd k(n, n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    for (Eigen::Index j = 0; j <= i; ++j) {
-      k(i, j) = k(j, i) = covariance(
-          distance2(m_x[static_cast<std::size_t>(i)], m_x[static_cast<std::size_t>(j)]), m_length);
-    }
-  }
+  Eigen::MatrixXd k = distances2(m_x).unaryExpr([&](double v) { return covariance(v, m_length); });
   k.diagonal().array() += m_noise;
   Eigen::LLT<Eigen::MatrixXd> llt(k);
   if (llt.info() != Eigen::Success) {

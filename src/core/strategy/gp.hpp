@@ -52,6 +52,8 @@ public:
 private:
   [[nodiscard]] double distance2(const std::vector<std::uint32_t> &a,
                                  const std::vector<std::uint32_t> &b) const;
+  // The squared distances between every two of `x`.
+  [[nodiscard]] Eigen::MatrixXd distances2(const std::vector<std::vector<std::uint32_t>> &x) const;
   [[nodiscard]] double covariance(double dist2, double length) const;
   // The posterior mean and standard deviation of the standardised log time at `d`.
   [[nodiscard]] std::pair<double, double> predict(const std::vector<std::uint32_t> &d) const;

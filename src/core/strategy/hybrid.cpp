@@ -229,8 +229,8 @@ double tpe_strategy::gaussian_process_share() const {
                     0.05, 0.8);
 }
 
-std::optional<std::size_t>
-tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool) {
+std::optional<std::size_t> tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool,
+                                                                  std::size_t max_batch) {
   const search_space &s = space();
   std::vector<std::vector<std::uint32_t>> x;
   std::vector<double> y;
@@ -243,8 +243,8 @@ tpe_strategy::pick_by_gaussian_process(std::span<const std::size_t> pool) {
   // In a batch, the results of the batch's other proposals arrive with this one's: the process
   // starts that much sooner, once the random start is told.
   std::size_t from = m_settings.gaussian_process_from;
-  if (m_settings.count_pending && m_batch > 1) {
-    from = std::max(m_settings.initial, from > m_batch - 1 ? from - (m_batch - 1) : 0);
+  if (m_settings.count_pending && max_batch > 1) {
+    from = std::max(m_settings.initial, from > max_batch - 1 ? from - (max_batch - 1) : 0);
   }
   if (y.size() < from || y.size() > m_settings.gaussian_process_until) {
     return std::nullopt;

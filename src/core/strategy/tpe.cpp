@@ -66,7 +66,6 @@ void tpe_strategy::on_start() {
   m_polish_used = 0;
   m_proposed.clear();
   m_gaussian_process_picks = 0;
-  m_batch = 1;
   m_pending_in_bad.clear();
   m_awaited.clear();
   m_landed = {};
@@ -371,7 +370,6 @@ std::size_t tpe_strategy::draw_good() {
 std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
   std::vector<std::size_t> out;
   const search_space &s = space();
-  m_batch = max_batch;
   while (out.size() < max_batch) {
     // Random configs besides the start points first: transferred winners alone would confine the
     // model to the region where other devices were fast.
@@ -471,7 +469,7 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
       continue;
     }
     if (m_settings.gaussian_process > 0 && rng().chance(gaussian_process_share())) {
-      if (auto r = pick_by_gaussian_process(pool)) {
+      if (auto r = pick_by_gaussian_process(pool, max_batch)) {
         mark_pending(*r);
         m_awaited[*r] = by_gaussian_process;
         out.push_back(*r);

@@ -114,8 +114,9 @@ private:
   // The share of the model's proposals the Gaussian process scores now.
   [[nodiscard]] double gaussian_process_share() const;
   // Of `pool`, the config of the largest expected improvement; nothing if the process cannot fit.
+  // `max_batch`: the batch being filled.
   [[nodiscard]] std::optional<std::size_t>
-  pick_by_gaussian_process(std::span<const std::size_t> pool);
+  pick_by_gaussian_process(std::span<const std::size_t> pool, std::size_t max_batch);
   void count_landing(std::size_t index, double time_ms);
   [[nodiscard]] std::optional<std::size_t> refine();
   [[nodiscard]] std::optional<std::size_t> polish();
@@ -135,7 +136,6 @@ private:
   points m_good_points;
   points m_bad_points;                       // and the proposals pending, with `count_pending`
   std::vector<std::size_t> m_pending_in_bad; // those proposals
-  std::size_t m_batch = 1;                   // the largest batch of the current ask
   // `avoid_failures`: every told config that failed and every one that succeeded (all epochs),
   // taken in as they are told (m_absorbed of them so far).
   points m_failed_points;

@@ -432,6 +432,19 @@ search_space line_of_21() {
   return search_space::product({{"X", positions}}, {});
 }
 
+// The configs of `line_of_21` at `measured` and their log times, a bowl around `centre`.
+std::pair<std::vector<std::vector<std::uint32_t>>, std::vector<double>>
+bowl(const std::vector<std::uint32_t> &measured, double centre) {
+  std::vector<std::vector<std::uint32_t>> x;
+  std::vector<double> log_time;
+  for (std::uint32_t p : measured) {
+    x.push_back({p});
+    log_time.push_back(0.01 * (static_cast<double>(p) - centre) *
+                       (static_cast<double>(p) - centre));
+  }
+  return {x, log_time};
+}
+
 // The Gaussian process: one ordered parameter of 21 values, log time a bowl around position 14,
 // measured at 0, 4, 8, 12 and 20. The unmeasured position of the largest expected improvement lies
 // between the best measurement (12) and the slower ones on either side, not beyond them; with one
@@ -440,12 +453,7 @@ TEST(gaussian_process, expects_the_most_improvement_next_to_the_best_result_towa
   const auto s = line_of_21();
   tunekit::detail::gaussian_process gp(s, {true});
   const std::vector<std::uint32_t> measured = {0, 4, 8, 12, 20};
-  std::vector<std::vector<std::uint32_t>> x;
-  std::vector<double> log_time;
-  for (std::uint32_t p : measured) {
-    x.push_back({p});
-    log_time.push_back(0.01 * (static_cast<double>(p) - 14) * (static_cast<double>(p) - 14));
-  }
+  const auto [x, log_time] = bowl(measured, 14);
   EXPECT_FALSE(gp.fit({x.front()}, {log_time.front()}));
   ASSERT_TRUE(gp.fit(x, log_time));
   EXPECT_GT(gp.length(), 0.0);
@@ -474,12 +482,7 @@ TEST(gaussian_process, lower_confidence_bound_weighs_the_prediction_against_its_
   const auto s = line_of_21();
   tunekit::detail::gaussian_process gp(s, {true});
   const std::vector<std::uint32_t> measured = {0, 4, 8, 12, 14, 20};
-  std::vector<std::vector<std::uint32_t>> x;
-  std::vector<double> log_time;
-  for (std::uint32_t p : measured) {
-    x.push_back({p});
-    log_time.push_back(0.01 * (static_cast<double>(p) - 13) * (static_cast<double>(p) - 13));
-  }
+  const auto [x, log_time] = bowl(measured, 13);
   ASSERT_TRUE(gp.fit(x, log_time));
   auto lowest = [&](double deviations) {
     std::uint32_t pick = 0;
@@ -509,12 +512,7 @@ TEST(gaussian_process, lower_confidence_bound_weighs_the_prediction_against_its_
 TEST(gaussian_process, believing_a_pending_config_keeps_the_mean_and_lowers_the_uncertainty_there) {
   const auto s = line_of_21();
   tunekit::detail::gaussian_process gp(s, {true});
-  std::vector<std::vector<std::uint32_t>> x;
-  std::vector<double> log_time;
-  for (std::uint32_t p : {0U, 4U, 8U, 12U, 20U}) {
-    x.push_back({p});
-    log_time.push_back(0.01 * (static_cast<double>(p) - 14) * (static_cast<double>(p) - 14));
-  }
+  const auto [x, log_time] = bowl({0, 4, 8, 12, 20}, 14);
   ASSERT_TRUE(gp.fit(x, log_time));
   std::vector<double> mean_before;
   for (std::uint32_t p = 0; p <= 20; ++p) {
