@@ -56,8 +56,10 @@ def run_kernel_tuner(path, data, strategy, budget, seed):
     np.random.seed(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # Kernel Tuner refuses a cache whose recorded problem_size differs from the one passed.
+        problem_size = tuple(data.get("problem_size") or (1, 1))
         results, _ = kernel_tuner.tune_kernel(
-            data["kernel_name"], "__global__ void k() {}", (1, 1), [], tune_params,
+            data["kernel_name"], "__global__ void k() {}", problem_size, [], tune_params,
             restrictions=in_file, strategy=strategy, strategy_options={"max_fevals": budget},
             cache=path, simulation_mode=True, quiet=True, verbose=False)
     # Kernel Tuner returns its distinct evaluations in order (the cache entries of these files hold
