@@ -8,8 +8,8 @@
 #
 #   bench/search/judging_set.sh CLONE OUT_DIR    (CLONE: a clone of that repository)
 #
-# Writes OUT_DIR/<kernel>_<GPU>.json.gz. The files are stored gzip-compressed in that repository;
-# a checkout whose hooks decompress them has the .json files instead, which are compressed here.
+# Writes OUT_DIR/<kernel>_<GPU>.json.gz, read from the clone's HEAD commit (not its work tree, which
+# the repository's hooks may have decompressed); a file committed uncompressed is compressed here.
 set -euo pipefail
 clone=${1:?usage: judging_set.sh CLONE OUT_DIR}
 out=${2:?usage: judging_set.sh CLONE OUT_DIR}
