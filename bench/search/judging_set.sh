@@ -8,25 +8,19 @@
 #
 #   bench/search/judging_set.sh CLONE OUT_DIR    (CLONE: a clone of that repository)
 #
-# Writes OUT_DIR/<kernel>_<GPU>.json.gz, read from the clone's HEAD commit (not its work tree, which
-# the repository's hooks may have decompressed); a file committed uncompressed is compressed here.
+# Writes OUT_DIR/<kernel>_<GPU>.json.gz as committed (gzip-compressed) at the clone's HEAD, not from
+# its work tree, which the repository's hooks may have decompressed.
 set -euo pipefail
 clone=${1:?usage: judging_set.sh CLONE OUT_DIR}
 out=${2:?usage: judging_set.sh CLONE OUT_DIR}
 mkdir -p "$out"
-n=0
 for kernel in convolution dedispersion; do
   for gpu in A100 A4000 A6000 MI250X W6600 W7800; do
-    path=cachefiles/${kernel}_milo/$gpu.json
-    if git -C "$clone" cat-file -e "HEAD:$path.gz" 2>/dev/null; then
-      git -C "$clone" show "HEAD:$path.gz" >"$out/${kernel}_$gpu.json.gz"
-    elif git -C "$clone" cat-file -e "HEAD:$path" 2>/dev/null; then
-      git -C "$clone" show "HEAD:$path" | gzip -n >"$out/${kernel}_$gpu.json.gz"
-    else
-      echo "no $path(.gz) in $clone" >&2
+    path=cachefiles/${kernel}_milo/$gpu.json.gz
+    if ! git -C "$clone" show "HEAD:$path" >"$out/${kernel}_$gpu.json.gz"; then
+      echo "no $path in $clone" >&2
       exit 1
     fi
-    n=$((n + 1))
   done
 done
-echo "$n spaces in $out"
+echo "12 spaces in $out"
