@@ -56,8 +56,11 @@ def run_kernel_tuner(path, data, strategy, budget, seed):
     np.random.seed(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # Kernel Tuner refuses a cache whose recorded problem_size differs from the one passed.
-        problem_size = tuple(data.get("problem_size") or (1, 1))
+        # Kernel Tuner refuses a cache whose recorded problem_size differs from the one passed (a
+        # number or a list).
+        problem_size = data.get("problem_size") or (1, 1)
+        if not isinstance(problem_size, (int, float)):
+            problem_size = tuple(problem_size)
         results, _ = kernel_tuner.tune_kernel(
             data["kernel_name"], "__global__ void k() {}", problem_size, [], tune_params,
             restrictions=in_file, strategy=strategy, strategy_options={"max_fevals": budget},
