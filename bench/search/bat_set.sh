@@ -4,7 +4,7 @@
 # them says) on NVIDIA RTX 2080 Ti, RTX 3060 (laptop), RTX 3090 and RTX Titan, Kernel Tuner cache
 # files in the repository fjwillemsen/PhD-autotuning (commit 59a5e25,
 # cached_data_used/cachefiles/<kernel>/<GPU>.json; later commits removed them). They record the
-# configs that failed to compile or run (21-23% of the convolution spaces, 8-9% of pnpoly's) and
+# configs that failed to compile or run (22-23% of the convolution spaces, 8-9% of pnpoly's) and
 # the compile time of each evaluation. Same kernels as bench/search/held_out.sh's, four other GPUs.
 #
 #   bench/search/bat_set.sh CLONE OUT_DIR    (CLONE: a clone of that repository, with its history)
