@@ -18,10 +18,12 @@ mkdir -p "$out"
 for kernel in convolution pnpoly; do
   for gpu in RTX_2080_Ti RTX_3060_laptop RTX_3090 RTX_Titan; do
     path=cached_data_used/cachefiles/$kernel/$gpu.json
-    if ! git -C "$clone" show "$commit:$path" | gzip -n >"$out/${kernel}_$gpu.json.gz"; then
+    if ! git -C "$clone" show "$commit:$path" | gzip -n >"$out/.${kernel}_$gpu.json.gz.part"; then
+      rm -f "$out/.${kernel}_$gpu.json.gz.part"
       echo "no $path at $commit in $clone" >&2
       exit 1
     fi
+    mv "$out/.${kernel}_$gpu.json.gz.part" "$out/${kernel}_$gpu.json.gz"
   done
 done
 echo "8 spaces in $out"
