@@ -18,12 +18,13 @@ mkdir -p "$out"
 for kernel in convolution pnpoly; do
   for gpu in RTX_2080_Ti RTX_3060_laptop RTX_3090 RTX_Titan; do
     path=cached_data_used/cachefiles/$kernel/$gpu.json
-    if ! git -C "$clone" show "$commit:$path" | gzip -n >"$out/.${kernel}_$gpu.json.gz.part"; then
-      rm -f "$out/.${kernel}_$gpu.json.gz.part"
+    part=$out/.${kernel}_$gpu.json.gz.part # moved into place once whole
+    if ! git -C "$clone" show "$commit:$path" | gzip -n >"$part"; then
+      rm -f "$part"
       echo "no $path at $commit in $clone" >&2
       exit 1
     fi
-    mv "$out/.${kernel}_$gpu.json.gz.part" "$out/${kernel}_$gpu.json.gz"
+    mv "$part" "$out/${kernel}_$gpu.json.gz"
   done
 done
 echo "8 spaces in $out"

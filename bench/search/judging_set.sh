@@ -17,10 +17,13 @@ mkdir -p "$out"
 for kernel in convolution dedispersion; do
   for gpu in A100 A4000 A6000 MI250X W6600 W7800; do
     path=cachefiles/${kernel}_milo/$gpu.json.gz
-    if ! git -C "$clone" show "HEAD:$path" >"$out/${kernel}_$gpu.json.gz"; then
+    part=$out/.${kernel}_$gpu.json.gz.part # moved into place once whole
+    if ! git -C "$clone" show "HEAD:$path" >"$part"; then
+      rm -f "$part"
       echo "no $path in $clone" >&2
       exit 1
     fi
+    mv "$part" "$out/${kernel}_$gpu.json.gz"
   done
 done
 echo "12 spaces in $out"
