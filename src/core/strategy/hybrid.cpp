@@ -1,8 +1,9 @@
 // "hybrid": the TPE model (tpe.cpp) with the mechanisms only the hybrid's settings switch on
 // (`hybrid_settings`): the space-filling start (`spread`), the trust region (`stall`), the
 // polish of the best config's radius-two neighbourhood (`polish_after`, `polish`), the
-// additive model of main effects (`main_effects`) and the proposals by expected improvement or a
-// lower confidence bound under a Gaussian process (`gaussian_process`, `confidence_bound`, gp.hpp).
+// additive model of main effects (`main_effects`), the proposals by expected improvement or a
+// lower confidence bound under a Gaussian process (`gaussian_process`, `confidence_bound`, gp.hpp)
+// and the late hill climber (`climb_after`, `climb`).
 
 #include "tpe.hpp"
 
@@ -178,6 +179,62 @@ std::optional<std::size_t> tpe_strategy::polish() {
   // Nothing left around this best: spent until a new best (no search of it at every proposal).
   m_polish_used = pick ? m_polish_used + 1 : m_settings.polish;
   return pick;
+}
+
+std::optional<std::size_t> tpe_strategy::propose_climb() {
+  if (m_climb_at) {
+    while (!m_climb_queue.empty()) {
+      const std::size_t c = m_climb_queue.back();
+      m_climb_queue.pop_back();
+      if (!seen(c) && !likely_fails(c)) {
+        return c;
+      }
+    }
+    m_climb_at.reset(); // every neighbour told or likely to fail: a local optimum
+  }
+  if (m_climb_start) {
+    return std::nullopt; // the fresh start's result is awaited
+  }
+  m_climb_start = draw_unseen_avoiding();
+  return m_climb_start;
+}
+
+void tpe_strategy::follow_climb(std::size_t index, double time_ms) {
+  const search_space &s = space();
+  bool move = false;
+  if (m_climb_start == index) {
+    m_climb_start.reset();
+    move = std::isfinite(time_ms);
+  } else if (m_climb_at && std::isfinite(time_ms) && time_ms < m_climb_at->time_ms) {
+    // Whoever proposed it, a faster config one parameter away is the first improvement.
+    const auto a = s.digits(index);
+    const auto b = s.digits(m_climb_at->index);
+    std::size_t differ = 0;
+    for (std::size_t p = 0; p < a.size(); ++p) {
+      differ += a[p] != b[p] ? 1 : 0;
+    }
+    move = differ == 1;
+  }
+  if (!move) {
+    return;
+  }
+  m_climb_at = observation{index, time_ms};
+  m_climb_queue = s.neighbours(index, neighbourhood::hamming);
+  // A neighbour told before the climber came (the model's, another climb's) may be faster
+  // already: the climber goes on to the fastest of those, at no cost, until none is faster.
+  for (bool on = true; on;) {
+    on = false;
+    for (std::size_t c : m_climb_queue) {
+      if (const double t = time_of(c); t < m_climb_at->time_ms) {
+        m_climb_at = observation{c, t};
+        on = true;
+      }
+    }
+    if (on) {
+      m_climb_queue = s.neighbours(m_climb_at->index, neighbourhood::hamming);
+    }
+  }
+  rng().shuffle(std::span<std::size_t>(m_climb_queue));
 }
 
 namespace {

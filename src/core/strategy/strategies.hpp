@@ -140,6 +140,16 @@ struct tpe_settings {
   std::size_t polish_after = 0;
   std::size_t polish = 0;
   std::size_t polish_scored = 128;
+  /// Climbing: once this many configs have been told (0: never), this share (`climb`) of the
+  /// proposals that are not the polish's or the trust region's comes from a hill climber, as the
+  /// "local" strategy runs one: the unseen Hamming neighbours of the climber's config in random
+  /// order, a move to the first told neighbour that is faster (whoever proposed it; on arriving,
+  /// on to the fastest neighbour told before while one is faster), a fresh random config once
+  /// every neighbour is told (a local optimum). It walks along a parameter whose time
+  /// turns on values the model's kernels cannot tell apart (a block size fast only at powers of
+  /// two), which the model, confined to what its kernels rank well, leaves alone.
+  std::size_t climb_after = 0;
+  double climb = 0;
   /// Failures (multivariate only): once a told config has failed (+infinity: it did not compile,
   /// launch or run), every candidate's density ratio is weighted by its estimated chance to
   /// succeed, so that the model stops proposing where configs fail. The chance of failing is the
@@ -165,6 +175,8 @@ struct hybrid_settings : tpe_settings {
     spread = 32;            // each random config the most spread of 32 samples
     polish_after = 200;     // polish from 200 told configs on (100-300: 0.993-0.996 at 400)
     polish = 100;           // up to 100 proposals around each best (50 too few, 150 no better)
+    climb_after = 200;      // from 200 told configs on, after the polish's proposals,
+    climb = 0.9;            // nine in ten of the rest from a hill climber (from 100: worse)
     avoid_failures = true;  // where configs failed, fewer proposals
     narrow_bandwidth = 0.5; // per ordered parameter, the width of 1 or 0.5 the good configs favour
     fewest_ordered = 5;   // numeric domains of 3 or 4 values: exact first, wide if it explains more

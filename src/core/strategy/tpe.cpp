@@ -80,6 +80,7 @@ std::vector<observation> tpe_strategy::epoch_results() const {
 
 void tpe_strategy::on_tell(std::size_t index, double time_ms) {
   count_landing(index, time_ms);
+  follow_climb(index, time_ms);
   const observation o{index, time_ms};
   if (improves(o, m_epoch_best)) {
     m_epoch_best = o;
@@ -418,6 +419,14 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
       m_since_best = 0;
       m_fitted_at = SIZE_MAX;
       continue;
+    }
+    if (m_settings.climb_after > 0 && told_results().size() >= m_settings.climb_after &&
+        rng().chance(m_settings.climb)) {
+      if (auto r = propose_climb()) {
+        mark_pending(*r);
+        out.push_back(*r);
+        continue;
+      }
     }
     if (m_settings.main_effects > 0 && rng().chance(main_effects_share())) {
       if (auto r = propose_main_effects()) {

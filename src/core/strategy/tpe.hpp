@@ -47,6 +47,8 @@ namespace tunekit::detail {
 /// (`gaussian_process`) is the candidate of the largest expected improvement under a Gaussian
 /// process of log time, early in an epoch (in a search without start points or transfer sources,
 /// every other one of those the candidate of the lowest confidence bound, `confidence_bound`).
+/// Late in a search (from `climb_after` told configs), most of the proposals after the polish's
+/// come from a hill climber (`climb`), which walks the Hamming neighbourhoods the model ranks low.
 class tpe_strategy final : public strategy_base {
 public:
   tpe_strategy(std::string_view name, const tpe_settings &settings)
@@ -121,6 +123,11 @@ private:
   [[nodiscard]] std::optional<std::size_t> refine();
   [[nodiscard]] std::optional<std::size_t> polish();
   [[nodiscard]] std::vector<std::size_t> radius_two(std::size_t centre);
+  // `climb`: the climber's next proposal (a neighbour of its config, or a fresh start), or
+  // nothing (its start's result is awaited, nothing unseen is left).
+  [[nodiscard]] std::optional<std::size_t> propose_climb();
+  // Moves the climber to a told config: its start, or a faster Hamming neighbour of its config.
+  void follow_climb(std::size_t index, double time_ms);
 
   std::string m_name;
   tpe_settings m_settings;
@@ -155,6 +162,11 @@ private:
   std::size_t m_epoch_start = 0;
   std::optional<observation> m_epoch_best;
   std::size_t m_polish_used = 0; // proposals around best(), the centre of the polish
+  // `climb`: the climber's config and its neighbours not yet proposed (shuffled, taken from the
+  // back); a fresh start awaiting its result.
+  std::optional<observation> m_climb_at;
+  std::vector<std::size_t> m_climb_queue;
+  std::optional<std::size_t> m_climb_start;
   // `main_effects`, `gaussian_process`: the configs this strategy proposed (looked up, never
   // iterated), and of those not yet told, which kind proposed them (`proposal_kind`); per kind,
   // the told proposals that landed in the best quarter of the results and those that did not.

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -774,3 +775,130 @@ TEST(hybrid, main_effects_propose_the_same_configs_for_the_same_seed) {
 }
 
 } // namespace
+
+namespace {
+
+// Times scattered over a small space with several local optima (3 parameters of 6 values).
+search_space six_cube() {
+  const std::vector<tunekit::value> six = {0, 1, 2, 3, 4, 5};
+  return search_space::product({{"A", six}, {"B", six}, {"C", six}}, {});
+}
+
+double rugged_time(const search_space &s, std::size_t i) {
+  const auto d = s.digits(i);
+  return 1.0 + static_cast<double>((d[0] * 5 + d[1] * 3 + d[2] * 7 + d[0] * d[2]) % 13);
+}
+
+std::size_t parameters_apart(const search_space &s, std::size_t a, std::size_t b) {
+  std::size_t differ = 0;
+  for (std::size_t p = 0; p < s.dimensions(); ++p) {
+    differ += s.digit(a, p) != s.digit(b, p) ? 1 : 0;
+  }
+  return differ;
+}
+
+} // namespace
+
+// From `climb_after` told configs on, with every other late mechanism off and a share of one,
+// every proposal is the climber's: a Hamming neighbour of its config (which moves to the first
+// faster neighbour told), or, once every neighbour has been told and none is faster (a local
+// optimum), a fresh start. Followed from outside over 150 evaluations, seeds 0-4.
+TEST(hybrid, climbs_from_neighbour_to_faster_neighbour_late_in_a_search) {
+  const auto s = six_cube();
+  const tunekit::batch_evaluator times = [&s](std::span<const std::size_t> batch) {
+    std::vector<double> out;
+    for (auto i : batch) {
+      out.push_back(rugged_time(s, i));
+    }
+    return out;
+  };
+  tunekit::detail::hybrid_settings climbing;
+  climbing.climb_after = 20;
+  climbing.climb = 1;
+  climbing.polish = 0;
+  climbing.stall = 0;
+  climbing.restart = 0;
+  climbing.explore = 0;
+  for (std::uint64_t seed = 0; seed < 5; ++seed) {
+    auto strat = tunekit::detail::make_hybrid_strategy(climbing);
+    const auto history =
+        tunekit::run_search(s, *strat, {.max_evaluations = 150}, times, {.seed = seed}).history;
+    ASSERT_EQ(history.size(), 150U);
+    std::set<std::size_t> told;
+    std::optional<std::size_t> at;
+    std::size_t moves = 0;
+    std::size_t local_optima = 0;
+    // On arriving, the climber goes on to the fastest neighbour told before, while one is faster.
+    auto settle = [&] {
+      for (bool on = true; on;) {
+        on = false;
+        for (std::size_t c : s.neighbours(*at, tunekit::neighbourhood::hamming)) {
+          if (told.contains(c) && rugged_time(s, c) < rugged_time(s, *at)) {
+            at = c;
+            on = true;
+          }
+        }
+      }
+    };
+    for (std::size_t k = 0; k < history.size(); ++k) {
+      const std::size_t p = history[k].index;
+      told.insert(p);
+      if (k >= climbing.climb_after) {
+        if (at && parameters_apart(s, p, *at) == 1) {
+          if (rugged_time(s, p) < rugged_time(s, *at)) {
+            at = p;
+            settle();
+            ++moves;
+          }
+        } else {
+          if (at) {
+            // A fresh start only at a local optimum: every neighbour told, none faster.
+            for (std::size_t c : s.neighbours(*at, tunekit::neighbourhood::hamming)) {
+              EXPECT_TRUE(told.contains(c)) << "seed " << seed << ", evaluation " << k;
+              EXPECT_GE(rugged_time(s, c), rugged_time(s, *at)) << "seed " << seed;
+            }
+            ++local_optima;
+          }
+          at = p;
+          settle();
+        }
+      }
+    }
+    std::printf("seed %llu: %zu moves, %zu local optima\n", static_cast<unsigned long long>(seed),
+                moves, local_optima);
+    EXPECT_GE(moves, 2U) << "seed " << seed;
+    EXPECT_GE(local_optima, 2U) << "seed " << seed;
+  }
+}
+
+// The climber proposes alike for the same seed (every rank of a split search climbs alike), also
+// in batches, and before `climb_after` told configs the default search is the one without it.
+TEST(hybrid, climbs_alike_for_the_same_seed_and_not_before_its_start) {
+  const auto s = cube();
+  const auto times = scattered(s, true);
+  tunekit::detail::hybrid_settings without;
+  without.climb = 0;
+  const tunekit::detail::hybrid_settings defaults;
+  ASSERT_GT(defaults.climb, 0.0);
+  for (std::size_t batch : {std::size_t{1}, std::size_t{4}}) {
+    auto run = [&](const tunekit::detail::hybrid_settings &settings) {
+      auto strat = tunekit::detail::make_hybrid_strategy(settings);
+      const auto h = tunekit::run_search(s, *strat, {.max_evaluations = 300}, times,
+                                         {.seed = 3, .batch_size = batch})
+                         .history;
+      std::vector<std::size_t> order;
+      for (const auto &e : h) {
+        order.push_back(e.index);
+      }
+      return order;
+    };
+    const auto a = run(defaults);
+    EXPECT_EQ(a, run(defaults)) << "batch " << batch;
+    const auto b = run(without);
+    ASSERT_EQ(a.size(), 300U);
+    ASSERT_EQ(b.size(), 300U);
+    const auto start = static_cast<std::ptrdiff_t>(defaults.climb_after);
+    EXPECT_TRUE(std::equal(a.begin(), a.begin() + start, b.begin())) << "batch " << batch;
+    EXPECT_NE(a, b) << "batch " << batch; // the climber proposes after its start
+  }
+}
