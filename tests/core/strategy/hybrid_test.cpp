@@ -1,5 +1,6 @@
 // The default strategy's own mechanisms: the trust region around a best that stopped improving,
-// the late polish of its radius-two neighbourhood, and the space-filling start.
+// the late polish of its radius-two neighbourhood, the late hill climber, and the space-filling
+// start.
 
 #include "strategy/gp.hpp"
 #include "strategy/strategies.hpp"
