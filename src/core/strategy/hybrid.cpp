@@ -15,6 +15,20 @@
 
 namespace tunekit::detail {
 
+namespace {
+
+// The parameters in which two configs' digits differ.
+std::size_t parameters_apart(const std::vector<std::uint32_t> &a,
+                             const std::vector<std::uint32_t> &b) {
+  std::size_t differ = 0;
+  for (std::size_t p = 0; p < a.size(); ++p) {
+    differ += a[p] != b[p] ? 1 : 0;
+  }
+  return differ;
+}
+
+} // namespace
+
 std::unique_ptr<strategy> make_hybrid_strategy(const hybrid_settings &settings) {
   return std::make_unique<tpe_strategy>("hybrid", settings);
 }
@@ -57,11 +71,7 @@ std::optional<std::size_t> tpe_strategy::draw_spread(std::span<const std::size_t
     }
     std::size_t far = d.size(); // parameters that differ from the nearest placed config
     for (const auto &q : placed) {
-      std::size_t differ = 0;
-      for (std::size_t p = 0; p < d.size(); ++p) {
-        differ += d[p] != q[p] ? 1 : 0;
-      }
-      far = std::min(far, differ);
+      far = std::min(far, parameters_apart(d, q));
     }
     const std::pair<std::size_t, std::size_t> rank{fresh, far};
     if (!pick || rank > pick_rank) {
@@ -207,13 +217,7 @@ void tpe_strategy::follow_climb(std::size_t index, double time_ms) {
     move = std::isfinite(time_ms);
   } else if (m_climb_at && std::isfinite(time_ms) && time_ms < m_climb_at->time_ms) {
     // Whoever proposed it, a faster config one parameter away is the first improvement.
-    const auto a = s.digits(index);
-    const auto b = s.digits(m_climb_at->index);
-    std::size_t differ = 0;
-    for (std::size_t p = 0; p < a.size(); ++p) {
-      differ += a[p] != b[p] ? 1 : 0;
-    }
-    move = differ == 1;
+    move = parameters_apart(s.digits(index), s.digits(m_climb_at->index)) == 1;
   }
   if (!move) {
     return;

@@ -111,16 +111,21 @@ std::vector<std::size_t> first_proposals(const search_space &s, const std::strin
   return proposed;
 }
 
+// The number of parameters in which configs `a` and `b` differ.
+std::size_t parameters_apart(const search_space &s, std::size_t a, std::size_t b) {
+  std::size_t differ = 0;
+  for (std::size_t p = 0; p < s.dimensions(); ++p) {
+    differ += s.digit(a, p) != s.digit(b, p) ? 1 : 0;
+  }
+  return differ;
+}
+
 // The smallest number of parameters in which two of `configs` differ.
 std::size_t closest_pair(const search_space &s, const std::vector<std::size_t> &configs) {
   std::size_t closest = s.dimensions();
   for (std::size_t a = 0; a < configs.size(); ++a) {
     for (std::size_t b = 0; b < a; ++b) {
-      std::size_t differ = 0;
-      for (std::size_t p = 0; p < s.dimensions(); ++p) {
-        differ += s.digit(configs[a], p) != s.digit(configs[b], p) ? 1 : 0;
-      }
-      closest = std::min(closest, differ);
+      closest = std::min(closest, parameters_apart(s, configs[a], configs[b]));
     }
   }
   return closest;
@@ -788,14 +793,6 @@ search_space six_cube() {
 double rugged_time(const search_space &s, std::size_t i) {
   const auto d = s.digits(i);
   return 1.0 + static_cast<double>((d[0] * 5 + d[1] * 3 + d[2] * 7 + d[0] * d[2]) % 13);
-}
-
-std::size_t parameters_apart(const search_space &s, std::size_t a, std::size_t b) {
-  std::size_t differ = 0;
-  for (std::size_t p = 0; p < s.dimensions(); ++p) {
-    differ += s.digit(a, p) != s.digit(b, p) ? 1 : 0;
-  }
-  return differ;
 }
 
 } // namespace
