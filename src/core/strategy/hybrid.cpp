@@ -201,6 +201,10 @@ std::optional<std::size_t> tpe_strategy::propose_climb() {
       }
     }
     m_climb_at.reset(); // every neighbour told or likely to fail: a local optimum
+    if (m_settings.climb_pause > 0) {
+      m_climb_resumes = told_results().size() + m_settings.climb_pause;
+      return std::nullopt; // the model's turn
+    }
   }
   if (m_climb_start) {
     return std::nullopt; // the fresh start's result is awaited

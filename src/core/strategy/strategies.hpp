@@ -150,6 +150,11 @@ struct tpe_settings {
   /// two), which the model, confined to what its kernels rank well, leaves alone.
   std::size_t climb_after = 0;
   double climb = 0;
+  /// At each local optimum of the climber, the next this many told configs are the model's
+  /// (its restarts included) before the climber starts afresh (0: at once). Without the pause the
+  /// climber's proposals leave each model epoch a few of its own, and in long searches the
+  /// model's restarts, which find basins far from every told config, come later.
+  std::size_t climb_pause = 0;
   /// Failures (multivariate only): once a told config has failed (+infinity: it did not compile,
   /// launch or run), every candidate's density ratio is weighted by its estimated chance to
   /// succeed, so that the model stops proposing where configs fail. The chance of failing is the
@@ -177,6 +182,7 @@ struct hybrid_settings : tpe_settings {
     polish = 100;           // up to 100 proposals around each best (50 too few, 150 no better)
     climb_after = 200;      // from 200 told configs on, after the polish's proposals,
     climb = 0.9;            // nine in ten of the rest from a hill climber (from 100: worse)
+    climb_pause = 40;       // and forty to the model after each local optimum of the climber
     avoid_failures = true;  // where configs failed, fewer proposals
     narrow_bandwidth = 0.5; // per ordered parameter, the width of 1 or 0.5 the good configs favour
     fewest_ordered = 5;   // numeric domains of 3 or 4 values: exact first, wide if it explains more

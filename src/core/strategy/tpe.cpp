@@ -64,6 +64,10 @@ void tpe_strategy::on_start() {
   m_epoch_start = 0;
   m_epoch_best.reset();
   m_polish_used = 0;
+  m_climb_at.reset();
+  m_climb_queue.clear();
+  m_climb_start.reset();
+  m_climb_resumes = 0;
   m_proposed.clear();
   m_gaussian_process_picks = 0;
   m_pending_in_bad.clear();
@@ -421,7 +425,7 @@ std::vector<std::size_t> tpe_strategy::ask(std::size_t max_batch) {
       continue;
     }
     if (m_settings.climb_after > 0 && told_results().size() >= m_settings.climb_after &&
-        rng().chance(m_settings.climb)) {
+        told_results().size() >= m_climb_resumes && rng().chance(m_settings.climb)) {
       if (auto r = propose_climb()) {
         mark_pending(*r);
         out.push_back(*r);

@@ -48,7 +48,8 @@ namespace tunekit::detail {
 /// process of log time, early in an epoch (in a search without start points or transfer sources,
 /// every other one of those the candidate of the lowest confidence bound, `confidence_bound`).
 /// Late in a search (from `climb_after` told configs), most of the proposals after the polish's
-/// come from a hill climber (`climb`), which walks the Hamming neighbourhoods the model ranks low.
+/// come from a hill climber (`climb`), which walks the Hamming neighbourhoods the model ranks low
+/// and, at each local optimum, leaves the model the next told configs (`climb_pause`).
 class tpe_strategy final : public strategy_base {
 public:
   tpe_strategy(std::string_view name, const tpe_settings &settings)
@@ -124,7 +125,8 @@ private:
   [[nodiscard]] std::optional<std::size_t> polish();
   [[nodiscard]] std::vector<std::size_t> radius_two(std::size_t centre);
   // `climb`: the climber's next proposal (a neighbour of its config, or a fresh start), or
-  // nothing (its start's result is awaited, nothing unseen is left).
+  // nothing (its start's result is awaited, nothing unseen is left, or a local optimum was
+  // reached: the model's pause begins).
   [[nodiscard]] std::optional<std::size_t> propose_climb();
   // Moves the climber to a told config: its start, or a faster Hamming neighbour of its config.
   void follow_climb(std::size_t index, double time_ms);
@@ -163,10 +165,12 @@ private:
   std::optional<observation> m_epoch_best;
   std::size_t m_polish_used = 0; // proposals around best(), the centre of the polish
   // `climb`: the climber's config and its neighbours not yet proposed (shuffled, taken from the
-  // back); a fresh start awaiting its result.
+  // back); a fresh start awaiting its result; the told count at which the pause after its last
+  // local optimum ends (`climb_pause`).
   std::optional<observation> m_climb_at;
   std::vector<std::size_t> m_climb_queue;
   std::optional<std::size_t> m_climb_start;
+  std::size_t m_climb_resumes = 0;
   // `main_effects`, `gaussian_process`: the configs this strategy proposed (looked up, never
   // iterated), and of those not yet told, which kind proposed them (`proposal_kind`); per kind,
   // the told proposals that landed in the best quarter of the results and those that did not.

@@ -800,7 +800,8 @@ double rugged_time(const search_space &s, std::size_t i) {
 // From `climb_after` told configs on, with every other late mechanism off and a share of one,
 // every proposal is the climber's: a Hamming neighbour of its config (which moves to the first
 // faster neighbour told), or, once every neighbour has been told and none is faster (a local
-// optimum), a fresh start. Followed from outside over 150 evaluations, seeds 0-4.
+// optimum), a fresh start, which comes after `climb_pause` proposals of the model. Followed from
+// outside over 150 evaluations, seeds 0-4, without a pause and with one of ten.
 TEST(hybrid, climbs_from_neighbour_to_faster_neighbour_late_in_a_search) {
   const auto s = six_cube();
   const tunekit::batch_evaluator times = [&s](std::span<const std::size_t> batch) {
@@ -817,60 +818,77 @@ TEST(hybrid, climbs_from_neighbour_to_faster_neighbour_late_in_a_search) {
   climbing.stall = 0;
   climbing.restart = 0;
   climbing.explore = 0;
-  for (std::uint64_t seed = 0; seed < 5; ++seed) {
-    auto strat = tunekit::detail::make_hybrid_strategy(climbing);
-    const auto history =
-        tunekit::run_search(s, *strat, {.max_evaluations = 150}, times, {.seed = seed}).history;
-    ASSERT_EQ(history.size(), 150U);
-    std::set<std::size_t> told;
-    std::optional<std::size_t> at;
-    std::size_t moves = 0;
-    std::size_t local_optima = 0;
-    // On arriving, the climber goes on to the fastest neighbour told before, while one is faster.
-    auto settle = [&] {
-      for (bool on = true; on;) {
-        on = false;
-        for (std::size_t c : s.neighbours(*at, tunekit::neighbourhood::hamming)) {
-          if (told.contains(c) && rugged_time(s, c) < rugged_time(s, *at)) {
-            at = c;
-            on = true;
+  for (std::size_t pause : {std::size_t{0}, std::size_t{10}}) {
+    climbing.climb_pause = pause;
+    for (std::uint64_t seed = 0; seed < 5; ++seed) {
+      auto strat = tunekit::detail::make_hybrid_strategy(climbing);
+      const auto history =
+          tunekit::run_search(s, *strat, {.max_evaluations = 150}, times, {.seed = seed}).history;
+      ASSERT_EQ(history.size(), 150U);
+      std::set<std::size_t> told;
+      std::optional<std::size_t> at;
+      bool fresh = true;          // the climber's next proposal is a fresh start
+      std::size_t model_turn = 0; // proposals left to the model after a local optimum
+      std::size_t moves = 0;
+      std::size_t local_optima = 0;
+      std::size_t paused = 0;
+      // On arriving, the climber goes on to the fastest neighbour told before, while one is
+      // faster.
+      auto settle = [&] {
+        for (bool on = true; on;) {
+          on = false;
+          for (std::size_t c : s.neighbours(*at, tunekit::neighbourhood::hamming)) {
+            if (told.contains(c) && rugged_time(s, c) < rugged_time(s, *at)) {
+              at = c;
+              on = true;
+            }
           }
         }
-      }
-    };
-    for (std::size_t k = 0; k < history.size(); ++k) {
-      const std::size_t p = history[k].index;
-      told.insert(p);
-      if (k >= climbing.climb_after) {
-        if (at && parameters_apart(s, p, *at) == 1) {
+      };
+      for (std::size_t k = 0; k < history.size(); ++k) {
+        const std::size_t p = history[k].index;
+        told.insert(p);
+        if (k < climbing.climb_after) {
+          continue;
+        }
+        if (model_turn > 0) {
+          --model_turn;
+          ++paused;
+          continue;
+        }
+        if (fresh) {
+          at = p;
+          fresh = false;
+          settle();
+        } else {
+          ASSERT_EQ(parameters_apart(s, p, *at), 1U)
+              << "pause " << pause << ", seed " << seed << ", evaluation " << k;
           if (rugged_time(s, p) < rugged_time(s, *at)) {
             at = p;
             settle();
             ++moves;
           }
-        } else {
-          if (at) {
-            // A fresh start only at a local optimum: every neighbour told, none faster.
-            for (std::size_t c : s.neighbours(*at, tunekit::neighbourhood::hamming)) {
-              EXPECT_TRUE(told.contains(c)) << "seed " << seed << ", evaluation " << k;
-              EXPECT_GE(rugged_time(s, c), rugged_time(s, *at)) << "seed " << seed;
-            }
-            ++local_optima;
-          }
-          at = p;
-          settle();
+        }
+        const auto around = s.neighbours(*at, tunekit::neighbourhood::hamming);
+        if (std::all_of(around.begin(), around.end(),
+                        [&](std::size_t c) { return told.contains(c); })) {
+          ++local_optima; // every neighbour told, none faster
+          fresh = true;
+          model_turn = pause;
         }
       }
+      std::printf("pause %zu, seed %llu: %zu moves, %zu local optima, %zu paused\n", pause,
+                  static_cast<unsigned long long>(seed), moves, local_optima, paused);
+      EXPECT_GE(moves, 2U) << "pause " << pause << ", seed " << seed;
+      EXPECT_GE(local_optima, 2U) << "pause " << pause << ", seed " << seed;
+      EXPECT_GE(paused, pause * (local_optima - 1)) << "seed " << seed;
     }
-    std::printf("seed %llu: %zu moves, %zu local optima\n", static_cast<unsigned long long>(seed),
-                moves, local_optima);
-    EXPECT_GE(moves, 2U) << "seed " << seed;
-    EXPECT_GE(local_optima, 2U) << "seed " << seed;
   }
 }
 
 // The climber proposes alike for the same seed (every rank of a split search climbs alike), also
-// in batches, and before `climb_after` told configs the default search is the one without it.
+// in batches and with one strategy started twice, and before `climb_after` told configs the
+// default search is the one without it.
 TEST(hybrid, climbs_alike_for_the_same_seed_and_not_before_its_start) {
   const auto s = cube();
   const auto times = scattered(s, true);
@@ -879,9 +897,8 @@ TEST(hybrid, climbs_alike_for_the_same_seed_and_not_before_its_start) {
   const tunekit::detail::hybrid_settings defaults;
   ASSERT_GT(defaults.climb, 0.0);
   for (std::size_t batch : {std::size_t{1}, std::size_t{4}}) {
-    auto run = [&](const tunekit::detail::hybrid_settings &settings) {
-      auto strat = tunekit::detail::make_hybrid_strategy(settings);
-      const auto h = tunekit::run_search(s, *strat, {.max_evaluations = 300}, times,
+    auto search = [&](tunekit::strategy &strat) {
+      const auto h = tunekit::run_search(s, strat, {.max_evaluations = 300}, times,
                                          {.seed = 3, .batch_size = batch})
                          .history;
       std::vector<std::size_t> order;
@@ -890,8 +907,15 @@ TEST(hybrid, climbs_alike_for_the_same_seed_and_not_before_its_start) {
       }
       return order;
     };
+    auto run = [&](const tunekit::detail::hybrid_settings &settings) {
+      return search(*tunekit::detail::make_hybrid_strategy(settings));
+    };
     const auto a = run(defaults);
     EXPECT_EQ(a, run(defaults)) << "batch " << batch;
+    // A strategy started again searches afresh: nothing of the climber's walk is left over.
+    auto again = tunekit::detail::make_hybrid_strategy(defaults);
+    EXPECT_EQ(search(*again), a) << "batch " << batch << ", first start";
+    EXPECT_EQ(search(*again), a) << "batch " << batch << ", second start";
     const auto b = run(without);
     ASSERT_EQ(a.size(), 300U);
     ASSERT_EQ(b.size(), 300U);
