@@ -151,9 +151,9 @@ struct tpe_settings {
   std::size_t climb_after = 0;
   double climb = 0;
   /// At each local optimum of the climber, the next this many told configs are the model's
-  /// (its restarts included) before the climber starts afresh (0: at once). Without the pause the
-  /// climber's proposals leave each model epoch a few of its own, and in long searches the
-  /// model's restarts, which find basins far from every told config, come later.
+  /// (its restarts included) before the climber starts afresh (0: at once). Without a pause the
+  /// model has one in ten of the late proposals, and in long searches its restarts, which find
+  /// basins away from every told config, come later.
   std::size_t climb_pause = 0;
   /// Failures (multivariate only): once a told config has failed (+infinity: it did not compile,
   /// launch or run), every candidate's density ratio is weighted by its estimated chance to
