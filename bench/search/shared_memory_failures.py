@@ -24,6 +24,10 @@ def main():
     a = ap.parse_args()
     with gzip.open(a.source, "rt") as f:
         data = json.load(f)
+    needed = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y")
+    missing = [k for k in needed if k not in data.get("tune_params", {})]
+    if missing:
+        raise SystemExit(f"{a.source}: not a convolution cache file (no {', '.join(missing)})")
     failed = 0
     for entry in data["cache"].values():
         width = entry["block_size_x"] * entry["tile_size_x"] + 2 * a.radius
