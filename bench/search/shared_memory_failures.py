@@ -13,6 +13,7 @@ The tile of one thread block is (block_size_x * tile_size_x + 2 * radius) by
 import argparse
 import gzip
 import json
+import os
 
 
 def main():
@@ -36,8 +37,10 @@ def main():
             entry["time"] = "CompilationFailedConfig"
             entry.pop("times", None)
             failed += 1
-    with gzip.open(a.target, "wt") as f:
+    part = a.target + ".part"  # moved into place once whole
+    with gzip.open(part, "wt") as f:
         json.dump(data, f)
+    os.replace(part, a.target)
     print(f"{a.target}: {failed} of {len(data['cache'])} configs fail")
 
 
