@@ -168,7 +168,8 @@ struct tpe_settings {
 
 /// Settings of "hybrid" (hybrid.cpp), the default strategy: the TPE model steering a local search,
 /// with a space-filling start, a trust region, restarts and a late polish (`tpe_strategy`). Each
-/// value below replaces the `tpe_settings` default; the figures are in docs/search.md.
+/// value below replaces the `tpe_settings` default; the figures are in the bench/results file that
+/// docs/search.md names for each setting.
 struct hybrid_settings : tpe_settings {
   constexpr hybrid_settings() {
     multivariate = true;    // parameter interactions count
